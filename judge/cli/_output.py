@@ -1,0 +1,34 @@
+"""Shared output helpers for the CLI: JSON printing and rich tables."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+
+FORMAT_OPTION = click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="readable table or machine-readable JSON",
+)
+
+
+def console() -> Console:
+    return Console(highlight=False, soft_wrap=False)
+
+
+def print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print ``message`` on stderr and exit with ``code`` (no traceback)."""
+    click.echo(f"error: {message}", err=True)
+    sys.exit(code)

@@ -1,0 +1,1 @@
+"""Pure domain types and rules: items, rubrics, judgments, results. No I/O."""

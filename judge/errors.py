@@ -1,0 +1,81 @@
+"""The error hierarchy of empathy-judge. Errors carry data, never HTTP status codes::
+
+    JudgeError
+    ├── RubricError
+    │   ├── RubricNotFound        unknown rubric id (or version)
+    │   └── RubricInvalid         a rubric file that does not validate (file, line, field)
+    ├── ItemInvalid               an input item that does not fit the item shape or the rubric
+    ├── PanelNotFound             a panel name that the configuration does not define
+    └── ConfigError               settings or the YAML config file are wrong
+
+The API edge maps these to problem details; the CLI prints their message.
+"""
+
+from __future__ import annotations
+
+
+class JudgeError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class RubricError(JudgeError):
+    """Something is wrong with a rubric."""
+
+
+class RubricNotFound(RubricError):
+    def __init__(self, rubric_id: str, version: str | None = None) -> None:
+        what = f"{rubric_id}@{version}" if version else rubric_id
+        super().__init__(f"unknown rubric {what!r}")
+        self.rubric_id = rubric_id
+        self.version = version
+
+
+class RubricInvalid(RubricError):
+    """A rubric file failed validation; ``problems`` lists every problem found."""
+
+    def __init__(self, path: str, problems: list[RubricProblem]) -> None:
+        self.path = path
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class RubricProblem:
+    """One validation problem in a rubric file, located by line and field path."""
+
+    def __init__(self, path: str, line: int | None, field: str, message: str) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.message = message
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
+
+    def as_dict(self) -> dict[str, object]:
+        return {"file": self.path, "line": self.line, "field": self.field, "message": self.message}
+
+
+class ItemInvalid(JudgeError):
+    """An input item is malformed or does not fit the rubric; ``field`` names the culprit."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.detail = message
+
+
+class PanelNotFound(JudgeError):
+    def __init__(self, name: str, known: list[str]) -> None:
+        super().__init__(f"unknown panel {name!r}; configured panels: {', '.join(known) or 'none'}")
+        self.name = name
+
+
+class ConfigError(JudgeError):
+    """The settings or the YAML configuration file are invalid."""
