@@ -91,8 +91,8 @@ def _message(error: Any) -> str:
     if kind == "missing":
         return "required field is missing"
     if kind == "union_tag_invalid":
-        expected = error.get("ctx", {}).get("expected_tags", "")
-        return f"unknown scale type {error.get('input')!r}; expected one of {expected}"
+        ctx = error.get("ctx", {})
+        return f"unknown scale type {ctx.get('tag')!r}; expected one of {ctx.get('expected_tags')}"
     if kind == "union_tag_not_found":
         return "scale needs a type (ordinal, binary, nominal, ranked or free_text)"
     msg = str(error["msg"])
@@ -117,8 +117,17 @@ def parse_rubric(text: str, path: str) -> Rubric:
         rubric = Rubric.model_validate(data)
     except ValidationError as exc:
         problems = []
-        for error in exc.errors():
+        errors = exc.errors()
+        locs = [tuple(e["loc"]) for e in errors]
+        for error in errors:
             loc = _pydantic_loc(tuple(error["loc"]))
+            if error["type"] == "too_short" and any(
+                len(other) > len(error["loc"]) and other[: len(error["loc"])] == error["loc"]
+                for other in locs
+            ):
+                continue  # a container reported empty only because its items failed
+            if error["type"] == "union_tag_invalid":
+                loc = (*loc, "type")
             problems.append(
                 RubricProblem(path, _line_of(root, loc), _named_loc(data, loc), _message(error))
             )
@@ -161,9 +170,13 @@ def _semantic_problems(rubric: Rubric) -> list[tuple[Loc, str]]:
     for n, example in enumerate(rubric.expert_examples):
         try:
             item = parse_item(example.input, field_prefix="input")
-            check_item_fits(item, rubric)
         except ItemInvalid as exc:
             problems.append((("expert_examples", n, *exc.field.split(".")), exc.detail))
+            continue
+        try:
+            check_item_fits(item, rubric)
+        except ItemInvalid as exc:
+            problems.append((("expert_examples", n, "input", *exc.field.split(".")), exc.detail))
             continue
         participants = tuple(p.id for p in item.clients)
         for dim_id, value in example.ratings.items():

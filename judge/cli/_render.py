@@ -1,0 +1,94 @@
+"""Readable tables of score results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from judge.domain.result import DimensionResult, ScoreResult
+
+_LEVEL_STYLE = {"trusted": "green", "caution": "yellow", "untrusted": "red"}
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return " > ".join(map(str, value))
+    if isinstance(value, str) and len(value) > 60:
+        return value[:57] + "..."
+    return str(value)
+
+
+def _judges(dim: DimensionResult) -> str:
+    parts = []
+    for j in dim.judges:
+        name = j.model.split("/")[-1]
+        parts.append(
+            f"{name}: {_value(j.rating)}" if j.status == "ok" else f"{name}: abstained ({j.reason})"
+        )
+    return "\n".join(parts)
+
+
+def _agreement(dim: DimensionResult) -> str:
+    a = dim.agreement
+    text = f"{a.valid}/{a.quorum}q"
+    if a.spread is not None:
+        text += f" spread {a.spread:g}"
+    if a.modal_share is not None:
+        text += f" modal {a.modal_share:.2f}" + (" tie" if a.tie else "")
+    if a.top1_agreement is not None:
+        text += f" top1 {a.top1_agreement:.2f}"
+    return text
+
+
+def result_table(result: ScoreResult, title: str) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=True)
+    for column in ("dimension", "score", "judges", "agreement", "reliability"):
+        table.add_column(column)
+    for dim_id, dim in result.dimensions.items():
+        flag = dim.reliability
+        style = _LEVEL_STYLE[flag.level]
+        kappas = f"experts κ {flag.expert_kappa if flag.expert_kappa is not None else '?'}"
+        kappas += f", judges κ {flag.judge_kappa if flag.judge_kappa is not None else '?'}"
+        name = dim_id + (" (↓ better)" if dim.polarity == "proscriptive" else "")
+        table.add_row(
+            name,
+            _value(dim.score),
+            _judges(dim),
+            _agreement(dim),
+            "\n".join(
+                [
+                    f"[{style}]{flag.level}[/{style}]",
+                    ", ".join(flag.reasons) or "-",
+                    kappas,
+                    flag.source,
+                ]
+            ),
+        )
+    return table
+
+
+def print_result(console: Console, result: ScoreResult, label: str) -> None:
+    sim = " [bold magenta][SIMULATED JUDGES][/bold magenta]" if result.simulated else ""
+    rubric = f"{result.rubric['id']} v{result.rubric['version']}"
+    title = f"{label}: rubric {rubric}, panel {result.panel_name}{sim}"
+    console.print(result_table(result, title))
+    summary = result.summary
+    used = ", ".join(summary["dimensions"]) or "none"
+    score = "-" if summary["score"] is None else f"{summary['score']:.2f}"
+    console.print(
+        f"overall {score} on 0-1 (from {used}; untrusted excluded: "
+        f"{', '.join(summary['excluded_untrusted']) or 'none'})"
+    )
+    if result.input_flags:
+        console.print(f"[yellow]input flags: {', '.join(result.input_flags)}[/yellow]")
+    u = result.usage
+    console.print(
+        f"usage: {u.llm_calls} LLM calls, {u.prompt_tokens} prompt + {u.completion_tokens} "
+        f"completion tokens, ${u.cost_usd:.6f}, {result.timings_ms['total']:.0f} ms\n"
+    )

@@ -1,0 +1,102 @@
+"""``judge score``: score items from a file or stdin with a panel, no server needed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from judge.cli._output import console, fail, print_json
+from judge.cli._render import print_result
+from judge.cli._runtime import scoring_runtime
+from judge.domain.result import ScoreResult
+from judge.errors import JudgeError
+from judge.services.scoring import validate_for_rubric
+from judge.settings import load_settings
+
+
+def read_items(text: str, source: str) -> tuple[list[Any], str]:
+    """Items from a JSON object, a JSON array, or JSON Lines. Returns (items, shape)."""
+    stripped = text.strip()
+    if not stripped:
+        raise JudgeError(f"{source}: no input")
+    try:
+        data = json.loads(stripped)
+    except json.JSONDecodeError:
+        items = []
+        for n, line in enumerate(stripped.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                items.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise JudgeError(f"{source}: line {n}: invalid JSON ({exc.msg})") from None
+        return items, "jsonl"
+    if isinstance(data, list):
+        return data, "array"
+    return [data], "object"
+
+
+@click.command("score")
+@click.option("--rubric", "rubric_id", required=True, help="rubric id, e.g. epitome")
+@click.option("--panel", "panel_name", default=None, help="configured panel name")
+@click.option(
+    "--model", "models", multiple=True, help="ad-hoc judge (LiteLLM model string, or sim:<persona>)"
+)
+@click.option(
+    "--per-dimension", is_flag=True, help="one call per dimension instead of one per judge"
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.argument("source", type=click.Path(allow_dash=True, dir_okay=False))
+def score(
+    rubric_id: str,
+    panel_name: str | None,
+    models: tuple[str, ...],
+    per_dimension: bool,
+    fmt: str,
+    source: str,
+) -> None:
+    """Score the item(s) in SOURCE (a JSON file, JSON Lines, or - for stdin)."""
+    if panel_name and models:
+        fail("use either --panel or --model, not both")
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        items, shape = read_items(text, "stdin" if source == "-" else source)
+        settings = load_settings()
+        with scoring_runtime(
+            settings, panel_name=panel_name, models=models, per_dimension=per_dimension
+        ) as rt:
+            rubric = rt.registry.get(rubric_id)
+            parsed = [
+                validate_for_rubric(
+                    raw, rubric, field_prefix="item" if shape == "object" else f"items[{n}]"
+                )
+                for n, raw in enumerate(items)
+            ]
+
+            async def run_all() -> list[ScoreResult]:
+                return list(
+                    await asyncio.gather(*(rt.scorer.score(rubric, i, rt.panel) for i in parsed))
+                )
+
+            results = asyncio.run(run_all())
+    except (JudgeError, OSError, UnicodeDecodeError) as exc:
+        fail(getattr(exc, "message", None) or str(exc))
+        return
+    if fmt == "json":
+        dumped = [r.model_dump(mode="json") for r in results]
+        if shape == "jsonl":
+            for row in dumped:
+                sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
+        else:
+            print_json(dumped[0] if shape == "object" else dumped)
+        return
+    out = console()
+    for n, result in enumerate(results):
+        print_result(out, result, result.id or f"item {n}")

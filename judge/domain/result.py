@@ -1,0 +1,108 @@
+"""Judgments, per-dimension results and the score result (DESIGN.md section 3)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+AbstentionReason = Literal[
+    "parse_failure",
+    "timeout",
+    "rate_limit",
+    "provider_error",
+    "refusal",
+    "auth_error",
+    "bad_request",
+]
+
+
+class CallRecord(BaseModel):
+    """One logical LLM call (a first attempt and its retries, or a repair)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    requested_model: str
+    resolved_model: str | None
+    params: dict[str, Any]
+    prompt_hash: str
+    purpose: Literal["judge", "repair"]
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    latency_ms: float
+    attempts: int
+    cached: bool = False
+    outcome: str
+    raw_reply: str | None = None
+
+
+class JudgeRating(BaseModel):
+    """One judge on one dimension: a rating, or an abstention with its reason."""
+
+    model: str
+    rating: Any = None
+    rationale: str | None = None
+    status: Literal["ok", "abstained"]
+    reason: str | None = None
+    detail: str | None = None
+
+
+class Agreement(BaseModel):
+    valid: int
+    quorum: int
+    spread: float | None = None
+    modal_share: float | None = None
+    tie: bool | None = None
+    tied_labels: list[Any] | None = None
+    top1_agreement: float | None = None
+
+
+class ReliabilityFlag(BaseModel):
+    level: Literal["trusted", "caution", "untrusted"]
+    reasons: list[str]
+    expert_kappa: float | None
+    judge_kappa: float | None
+    threshold: float
+    floor: float
+    source: str
+
+
+class DimensionResult(BaseModel):
+    score: Any = None
+    scale: dict[str, Any]
+    polarity: str
+    judges: list[JudgeRating]
+    agreement: Agreement
+    reliability: ReliabilityFlag
+
+
+class Usage(BaseModel):
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    cache_hits: int = 0
+
+
+class PanelMember(BaseModel):
+    model: str
+    resolved_model: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    simulated: bool = False
+
+
+class ScoreResult(BaseModel):
+    id: str | None
+    status: Literal["completed", "failed", "running", "queued"]
+    rubric: dict[str, str]
+    panel_name: str
+    panel: list[PanelMember]
+    dimensions: dict[str, DimensionResult]
+    summary: dict[str, Any]
+    input_flags: list[str]
+    usage: Usage
+    timings_ms: dict[str, float]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    simulated: bool = False
+    calls: list[CallRecord] = Field(default_factory=list)

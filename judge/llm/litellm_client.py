@@ -1,0 +1,183 @@
+"""The LiteLLM adapter: the only module that imports litellm.
+
+One retry layer lives here (LiteLLM's and the OpenAI SDK's own retries are switched off):
+rate limits, 5xx, connection errors and timeouts are retried with exponential backoff and
+jitter, honouring ``Retry-After``. There is no model fallback: a judge that keeps failing
+becomes an abstention with its reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from judge._offline import configure_offline_env
+
+configure_offline_env()
+
+import litellm  # noqa: E402
+from litellm import exceptions as errors  # noqa: E402
+
+from judge.llm.client import ChatRequest, ChatResult, FailureReason  # noqa: E402
+
+litellm.suppress_debug_info = True
+litellm.telemetry = False
+logging.getLogger("LiteLLM").setLevel(logging.ERROR)
+
+_RETRYABLE: dict[type[BaseException], FailureReason] = {
+    errors.RateLimitError: "rate_limit",
+    errors.Timeout: "timeout",
+    errors.InternalServerError: "provider_error",
+    errors.ServiceUnavailableError: "provider_error",
+    errors.BadGatewayError: "provider_error",
+    errors.APIConnectionError: "provider_error",
+}
+_FINAL: dict[type[BaseException], FailureReason] = {
+    errors.ContentPolicyViolationError: "refusal",
+    errors.AuthenticationError: "auth_error",
+    errors.PermissionDeniedError: "auth_error",
+    errors.BadRequestError: "bad_request",
+    errors.NotFoundError: "bad_request",
+}
+
+
+@dataclass(frozen=True)
+class ModelPrice:
+    """USD per million tokens, for models LiteLLM's price map does not know."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 3
+    backoff_base_s: float = 0.5
+    backoff_max_s: float = 20.0
+
+
+def classify(exc: BaseException) -> tuple[FailureReason, bool]:
+    """(reason, retryable) for an exception raised by a LiteLLM call."""
+    if isinstance(exc, asyncio.TimeoutError | TimeoutError):
+        return "timeout", True
+    for kind, reason in _RETRYABLE.items():
+        if isinstance(exc, kind):
+            return reason, True
+    for kind, reason in _FINAL.items():
+        if isinstance(exc, kind):
+            return reason, False
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and status >= 500:
+        return "provider_error", True
+    return "provider_error", False
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or getattr(exc, "headers", None) or {}
+    try:
+        value = headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+class LiteLLMClient:
+    """Calls models through ``litellm.acompletion`` with timeouts, retries and cost capture."""
+
+    def __init__(
+        self,
+        *,
+        retry: RetryPolicy | None = None,
+        prices: dict[str, ModelPrice] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._retry = retry or RetryPolicy()
+        self._prices = prices or {}
+        self._rng = rng or random.Random()
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        started = time.perf_counter()
+        attempts = 0
+        prompt_tokens = completion_tokens = 0
+        cost = 0.0
+        while True:
+            attempts += 1
+            try:
+                response = await asyncio.wait_for(
+                    litellm.acompletion(**self._call_args(request)), timeout=request.timeout_s
+                )
+            except Exception as exc:
+                reason, retryable = classify(exc)
+                if retryable and attempts <= self._retry.max_retries:
+                    await asyncio.sleep(self._backoff(attempts, _retry_after(exc)))
+                    continue
+                return ChatResult(
+                    model=request.model,
+                    resolved_model=None,
+                    content=None,
+                    failure=reason,
+                    error=f"{type(exc).__name__}: {str(exc)[:300]}",
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                    cost_usd=cost,
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                    attempts=attempts,
+                )
+            usage = getattr(response, "usage", None)
+            prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+            completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+            cost += self._cost(request.model, response, usage)
+            message = response.choices[0].message
+            content = getattr(message, "content", None)
+            refusal = getattr(message, "refusal", None)
+            return ChatResult(
+                model=request.model,
+                resolved_model=str(getattr(response, "model", "") or "") or None,
+                content=content,
+                failure="refusal" if refusal and not content else None,
+                error=f"refused: {refusal}" if refusal and not content else None,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                cost_usd=cost,
+                latency_ms=(time.perf_counter() - started) * 1000,
+                attempts=attempts,
+            )
+
+    def _call_args(self, request: ChatRequest) -> dict[str, Any]:
+        args: dict[str, Any] = {
+            "model": request.model,
+            "messages": request.messages,
+            "timeout": request.timeout_s,
+            "max_retries": 0,
+            "num_retries": 0,
+            **request.params,
+        }
+        if request.response_format is not None:
+            args["response_format"] = request.response_format
+        if request.api_base:
+            args["api_base"] = request.api_base
+        if request.api_key:
+            args["api_key"] = request.api_key
+        return args
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self._retry.backoff_max_s)
+        ceiling = min(self._retry.backoff_max_s, self._retry.backoff_base_s * 2 ** (attempt - 1))
+        return self._rng.uniform(ceiling / 2, ceiling)
+
+    def _cost(self, model: str, response: Any, usage: Any) -> float:
+        price = self._prices.get(model)
+        if price is not None:
+            return (
+                int(getattr(usage, "prompt_tokens", 0) or 0) * price.input_per_mtok
+                + int(getattr(usage, "completion_tokens", 0) or 0) * price.output_per_mtok
+            ) / 1_000_000
+        hidden = getattr(response, "_hidden_params", None) or {}
+        value = hidden.get("response_cost")
+        return float(value) if isinstance(value, int | float) else 0.0

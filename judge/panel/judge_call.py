@@ -1,0 +1,132 @@
+"""One judge on one item: prompt, call, validate, one bounded repair, else abstain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from judge.domain.item import Item
+from judge.domain.judgment_schema import (
+    ParsedRating,
+    judgment_schema,
+    parse_judgment,
+    response_format,
+)
+from judge.domain.result import CallRecord
+from judge.domain.rubric import Dimension, Rubric
+from judge.llm.client import ChatClient, ChatRequest, ChatResult
+from judge.llm.prompts import build_messages, prompt_hash, repair_message
+
+_RAW_REPLY_LIMIT = 20_000
+
+
+@dataclass(frozen=True)
+class JudgeTarget:
+    """Where and how to call one judge (resolved from a panel's JudgeSpec)."""
+
+    model: str
+    params: dict[str, Any]
+    api_base: str | None
+    api_key: str | None
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Abstention:
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    model: str
+    resolved_model: str | None
+    ratings: dict[str, ParsedRating]
+    abstentions: dict[str, Abstention]
+    calls: list[CallRecord]
+
+
+def _record(result: ChatResult, target: JudgeTarget, phash: str, purpose: str) -> CallRecord:
+    outcome = "ok" if result.ok else str(result.failure)
+    return CallRecord(
+        requested_model=target.model,
+        resolved_model=result.resolved_model,
+        params=target.params,
+        prompt_hash=phash,
+        purpose="repair" if purpose == "repair" else "judge",
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        cost_usd=result.cost_usd,
+        latency_ms=round(result.latency_ms, 2),
+        attempts=result.attempts,
+        cached=result.cached,
+        outcome=outcome,
+        raw_reply=(result.content or "")[:_RAW_REPLY_LIMIT] if result.content is not None else None,
+    )
+
+
+async def run_judge(
+    client: ChatClient,
+    rubric: Rubric,
+    item: Item,
+    target: JudgeTarget,
+    dimensions: list[Dimension],
+) -> JudgeOutcome:
+    participants = tuple(p.id for p in item.clients)
+    schema = response_format(judgment_schema(rubric, dimensions, participants))
+    messages = build_messages(rubric, item, dimensions)
+    request = ChatRequest(
+        model=target.model,
+        messages=messages,
+        response_format=schema,
+        params=target.params,
+        api_base=target.api_base,
+        api_key=target.api_key,
+        timeout_s=target.timeout_s,
+    )
+    phash = prompt_hash(messages, schema, target.params)
+    result = await client.complete(request)
+    calls = [_record(result, target, phash, "judge")]
+    if not result.ok:
+        reason = str(result.failure)
+        detail = result.error or reason
+        return JudgeOutcome(
+            target.model, None, {}, {d.id: Abstention(reason, detail) for d in dimensions}, calls
+        )
+    parsed = parse_judgment(result.content, dimensions, participants)
+    ratings = dict(parsed.ratings)
+    problems = dict(parsed.problems)
+    resolved = result.resolved_model
+    if problems:
+        repair_messages = [
+            *messages,
+            {"role": "assistant", "content": result.content or ""},
+            repair_message(problems),
+        ]
+        repair = await client.complete(
+            ChatRequest(
+                model=target.model,
+                messages=repair_messages,
+                response_format=schema,
+                params=target.params,
+                api_base=target.api_base,
+                api_key=target.api_key,
+                timeout_s=target.timeout_s,
+            )
+        )
+        calls.append(
+            _record(repair, target, prompt_hash(repair_messages, schema, target.params), "repair")
+        )
+        if repair.ok:
+            resolved = repair.resolved_model or resolved
+            second = parse_judgment(repair.content, dimensions, participants)
+            for dim_id in list(problems):
+                if dim_id in second.ratings:
+                    ratings[dim_id] = second.ratings[dim_id]
+                    del problems[dim_id]
+                else:
+                    problems[dim_id] = (
+                        f"{problems[dim_id]}; after repair: {second.problems[dim_id]}"
+                    )
+    abstentions = {dim_id: Abstention("parse_failure", why) for dim_id, why in problems.items()}
+    return JudgeOutcome(target.model, resolved, ratings, abstentions, calls)

@@ -1,0 +1,200 @@
+"""Score one item with a panel: judges run concurrently, then aggregate and flag per dimension."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from judge.domain.flags import Calibration, reliability_flag
+from judge.domain.injection import contains_instructions
+from judge.domain.item import Item
+from judge.domain.result import (
+    Agreement,
+    DimensionResult,
+    JudgeRating,
+    PanelMember,
+    ScoreResult,
+    Usage,
+)
+from judge.domain.rubric import Dimension, Rubric
+from judge.domain.setting import check_item_fits
+from judge.llm.client import ChatClient
+from judge.panel.aggregate import aggregate
+from judge.panel.judge_call import JudgeOutcome, JudgeTarget, run_judge
+
+INSTRUCTIONS_FLAG = "input_contains_instructions"
+
+
+@dataclass(frozen=True)
+class Panel:
+    """A resolved panel: judges with endpoints, the quorum and the call mode."""
+
+    name: str
+    judges: tuple[JudgeTarget, ...]
+    quorum: int | None = None
+    per_dimension_calls: bool = False
+    simulated: bool = False
+
+    def signature(self) -> str:
+        """Identifies the panel's composition (models and parameters) for calibration lookups."""
+        parts = sorted(f"{j.model}|{sorted(j.params.items())}" for j in self.judges)
+        return ";".join(parts)
+
+
+async def _judge_all(
+    client: ChatClient, rubric: Rubric, item: Item, target: JudgeTarget, per_dimension: bool
+) -> JudgeOutcome:
+    if not per_dimension:
+        return await run_judge(client, rubric, item, target, list(rubric.dimensions))
+    parts = await asyncio.gather(
+        *(run_judge(client, rubric, item, target, [d]) for d in rubric.dimensions)
+    )
+    ratings = {k: v for p in parts for k, v in p.ratings.items()}
+    abstentions = {k: v for p in parts for k, v in p.abstentions.items()}
+    resolved = next((p.resolved_model for p in parts if p.resolved_model), None)
+    return JudgeOutcome(
+        target.model, resolved, ratings, abstentions, [c for p in parts for c in p.calls]
+    )
+
+
+def _scale_info(dim: Dimension) -> dict[str, Any]:
+    scale = dim.scale
+    info: dict[str, Any] = {"type": scale.type}
+    if scale.type == "ordinal":
+        info |= {"min": scale.min, "max": scale.max}
+    elif scale.type == "nominal":
+        info["labels"] = list(scale.label_ids)
+    elif scale.type == "ranked":
+        info |= {"k": scale.k, "labels": list(scale.label_ids())}
+        if scale.include_participants:
+            info["include_participants"] = True
+    return info
+
+
+def _summary(rubric: Rubric, dims: dict[str, DimensionResult]) -> dict[str, Any]:
+    """Mean of ordinal scores rescaled to 0..1 (proscriptive ones reversed), untrusted excluded."""
+    used, excluded, values = [], [], []
+    for dim in rubric.dimensions:
+        result = dims[dim.id]
+        if dim.scale.type != "ordinal" or result.score is None:
+            continue
+        if result.reliability.level == "untrusted":
+            excluded.append(dim.id)
+            continue
+        scale = dim.scale
+        value = (float(result.score) - scale.min) / (scale.max - scale.min)
+        values.append(1 - value if dim.polarity == "proscriptive" else value)
+        used.append(dim.id)
+    score = round(sum(values) / len(values), 4) if values else None
+    return {"score": score, "range": [0, 1], "dimensions": used, "excluded_untrusted": excluded}
+
+
+async def score_item(
+    *,
+    rubric: Rubric,
+    item: Item,
+    panel: Panel,
+    client: ChatClient,
+    calibrations: Mapping[str, Calibration] | None = None,
+) -> ScoreResult:
+    """Score ``item``; ``calibrations`` maps dimension id to this panel's calibration, if any."""
+    check_item_fits(item, rubric)
+    started = time.perf_counter()
+    outcomes = await asyncio.gather(
+        *(_judge_all(client, rubric, item, t, panel.per_dimension_calls) for t in panel.judges)
+    )
+    quorum = panel.quorum or rubric.reliability.quorum
+    participants = tuple(p.id for p in item.clients)
+    input_flags = [INSTRUCTIONS_FLAG] if contains_instructions(item) else []
+    dims: dict[str, DimensionResult] = {}
+    for dim in rubric.dimensions:
+        judges: list[JudgeRating] = []
+        valid: list[Any] = []
+        for outcome in outcomes:
+            if dim.id in outcome.ratings:
+                rated = outcome.ratings[dim.id]
+                valid.append(rated.rating)
+                judges.append(
+                    JudgeRating(
+                        model=outcome.model,
+                        rating=rated.rating,
+                        rationale=rated.rationale,
+                        status="ok",
+                    )
+                )
+            else:
+                why = outcome.abstentions[dim.id]
+                judges.append(
+                    JudgeRating(
+                        model=outcome.model,
+                        status="abstained",
+                        reason=why.reason,
+                        detail=why.detail,
+                    )
+                )
+        agg = aggregate(dim, valid, rubric.reliability.tolerance, participants)
+        enough = len(valid) >= quorum
+        extra = tuple(input_flags)
+        if dim.scale.type == "free_text":
+            extra += ("free_text_not_aggregated",)
+        flag = reliability_flag(
+            policy=rubric.reliability,
+            prior=dim.prior,
+            calibration=(calibrations or {}).get(dim.id),
+            valid_judges=len(valid),
+            quorum=quorum,
+            disagreement=agg.disagreement,
+            extra_caution=extra,
+        )
+        dims[dim.id] = DimensionResult(
+            score=agg.score if enough else None,
+            scale=_scale_info(dim),
+            polarity=dim.polarity,
+            judges=judges,
+            agreement=Agreement(
+                valid=len(valid),
+                quorum=quorum,
+                spread=agg.spread,
+                modal_share=agg.modal_share,
+                tie=agg.tie,
+                tied_labels=agg.tied_labels,
+                top1_agreement=agg.top1_agreement,
+            ),
+            reliability=flag,
+        )
+    calls = [c for o in outcomes for c in o.calls]
+    usage = Usage(
+        llm_calls=sum(c.attempts for c in calls if not c.cached),
+        prompt_tokens=sum(c.prompt_tokens for c in calls),
+        completion_tokens=sum(c.completion_tokens for c in calls),
+        cost_usd=round(sum(c.cost_usd for c in calls), 8),
+        cache_hits=sum(1 for c in calls if c.cached),
+    )
+    elapsed = (time.perf_counter() - started) * 1000
+    judge_ms = {o.model: round(sum(c.latency_ms for c in o.calls), 2) for o in outcomes}
+    return ScoreResult(
+        id=item.id,
+        status="completed",
+        rubric={"id": rubric.id, "version": rubric.version, "hash": rubric.content_hash},
+        panel_name=panel.name,
+        panel=[
+            PanelMember(
+                model=t.model,
+                resolved_model=o.resolved_model,
+                params=t.params,
+                simulated=panel.simulated,
+            )
+            for t, o in zip(panel.judges, outcomes, strict=True)
+        ],
+        dimensions=dims,
+        summary=_summary(rubric, dims),
+        input_flags=input_flags,
+        usage=usage,
+        timings_ms={"total": round(elapsed, 2), **{f"judge:{k}": v for k, v in judge_ms.items()}},
+        metadata=dict(item.metadata),
+        simulated=panel.simulated,
+        calls=calls,
+    )

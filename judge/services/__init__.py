@@ -1,0 +1,1 @@
+"""Use cases shared by every edge (CLI, API, worker): scoring, panels, rubrics."""

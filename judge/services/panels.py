@@ -1,0 +1,68 @@
+"""Resolve a panel name from the configuration into callable judges."""
+
+from __future__ import annotations
+
+from judge.errors import ConfigError, PanelNotFound
+from judge.panel.judge_call import JudgeTarget
+from judge.panel.run import Panel
+from judge.settings import SIMULATED_PANEL, PanelSpec, Settings, simulated_panel
+
+SIMULATOR_API_KEY = "simulator"
+
+
+def panel_names(settings: Settings) -> list[str]:
+    names = sorted(settings.panels)
+    return names if names else [SIMULATED_PANEL]
+
+
+def default_panel_name(settings: Settings) -> str:
+    if settings.default_panel:
+        return settings.default_panel
+    if settings.panels:
+        return "default" if "default" in settings.panels else sorted(settings.panels)[0]
+    return SIMULATED_PANEL
+
+
+def panel_spec(settings: Settings, name: str | None) -> tuple[str, PanelSpec]:
+    chosen = name or default_panel_name(settings)
+    if chosen in settings.panels:
+        return chosen, settings.panels[chosen]
+    if chosen == SIMULATED_PANEL and SIMULATED_PANEL not in settings.panels:
+        return chosen, simulated_panel()
+    raise PanelNotFound(chosen, panel_names(settings))
+
+
+def resolve_panel(
+    settings: Settings, spec: PanelSpec, *, name: str, simulator_url: str | None
+) -> Panel:
+    """Bind each judge to its endpoint; simulated judges need the simulator's URL."""
+    targets = []
+    for judge in spec.judges:
+        api_base: str | None
+        api_key: str | None
+        if judge.simulated:
+            if simulator_url is None:
+                raise ConfigError(f"panel {name!r} uses the simulator, but it is not running")
+            api_base, api_key = simulator_url, SIMULATOR_API_KEY
+        else:
+            api_base, api_key = judge.api_base or settings.llm.api_base, settings.api_key_for(judge)
+        targets.append(
+            JudgeTarget(
+                model=judge.model,
+                params=dict(judge.params),
+                api_base=api_base,
+                api_key=api_key,
+                timeout_s=settings.llm.timeout_s,
+            )
+        )
+    return Panel(
+        name=name,
+        judges=tuple(targets),
+        quorum=spec.quorum,
+        per_dimension_calls=spec.per_dimension_calls,
+        simulated=all(j.simulated for j in spec.judges),
+    )
+
+
+def needs_simulator(spec: PanelSpec) -> bool:
+    return any(j.simulated for j in spec.judges)

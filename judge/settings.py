@@ -1,0 +1,163 @@
+"""One typed settings object: environment (prefix ``JUDGE_``) over the YAML file named by
+``JUDGE_CONFIG`` over defaults. Nothing else in the package reads ``os.environ`` for
+configuration; settings are built once at an edge and passed in.
+
+Panels live here (or in the YAML file), never in a request: callers may only name a
+configured panel, so they cannot point the service at arbitrary model endpoints.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from judge.errors import ConfigError
+
+#: Environment variables that mean "a real provider is configured" for LiteLLM.
+PROVIDER_KEY_VARS = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "AZURE_API_KEY",
+    "MISTRAL_API_KEY",
+    "GROQ_API_KEY",
+    "TOGETHERAI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "DEEPSEEK_API_KEY",
+)
+SIMULATED_PANEL = "simulated"
+SIMULATED_PERSONAS = ("accurate", "noisy", "lenient")
+
+
+class JudgeSpec(BaseModel):
+    """One judge of a panel: a LiteLLM model string plus fixed call parameters."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1)
+    params: dict[str, Any] = Field(default_factory=lambda: {"temperature": 0})
+    api_base: str | None = None
+    api_key_env: str | None = Field(
+        default=None, description="name of the environment variable holding this judge's key"
+    )
+    simulated: bool = False
+
+
+class PanelSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    judges: tuple[JudgeSpec, ...] = Field(min_length=1)
+    quorum: int | None = Field(default=None, ge=1, description="overrides the rubric's quorum")
+    per_dimension_calls: bool = False
+
+    @model_validator(mode="after")
+    def _quorum_possible(self) -> PanelSpec:
+        if self.quorum is not None and self.quorum > len(self.judges):
+            raise ValueError(f"quorum {self.quorum} exceeds the {len(self.judges)} judges")
+        return self
+
+
+class PriceSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_per_mtok: float = Field(ge=0)
+    output_per_mtok: float = Field(ge=0)
+
+
+class LLMSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0, le=10)
+    backoff_base_s: float = Field(default=0.5, ge=0)
+    api_base: str | None = Field(default=None, description="default base URL for every judge")
+    api_key: str | None = None
+
+
+class SimulatorSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    latency_ms: float = Field(default=40.0, ge=0)
+    jitter_ms: float = Field(default=10.0, ge=0)
+
+
+class _YamlSource(PydanticBaseSettingsSource):
+    """Reads the YAML file named by ``JUDGE_CONFIG`` (lower priority than the environment)."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        path = os.environ.get("JUDGE_CONFIG")
+        if not path:
+            return {}
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"JUDGE_CONFIG={path}: cannot read the config file: {exc}") from None
+        if data is None:
+            return {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"JUDGE_CONFIG={path}: the config file must be a YAML mapping")
+        return data
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="JUDGE_", env_nested_delimiter="__", extra="forbid", frozen=False
+    )
+
+    database_url: str = "sqlite+aiosqlite:///./empathy-judge.db"
+    redis_url: str | None = None
+    rubrics_dir: Path | None = None
+    default_panel: str | None = None
+    panels: dict[str, PanelSpec] = Field(default_factory=dict)
+    prices: dict[str, PriceSpec] = Field(default_factory=dict)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    simulator: SimulatorSettings = Field(default_factory=SimulatorSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, _YamlSource(settings_cls), file_secret_settings)
+
+    def provider_configured(self) -> bool:
+        """True when real models can be called: a base URL, a key, or configured panels."""
+        if self.panels or self.llm.api_base or self.llm.api_key:
+            return True
+        return any(os.environ.get(var) for var in PROVIDER_KEY_VARS)
+
+    def api_key_for(self, judge: JudgeSpec) -> str | None:
+        if judge.api_key_env:
+            return os.environ.get(judge.api_key_env)
+        return self.llm.api_key
+
+
+def simulated_panel() -> PanelSpec:
+    """Three simulator personas; the api_base is filled in when the simulator starts."""
+    return PanelSpec(
+        judges=tuple(
+            JudgeSpec(model=f"openai/{persona}", simulated=True) for persona in SIMULATED_PERSONAS
+        )
+    )
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings from the environment and config file; a clear ConfigError on mistakes."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"configuration: {field}: {first['msg']}") from None
