@@ -1,0 +1,131 @@
+"""Engine, sessions and migrations for one database URL."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from judge.errors import JudgeError
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+class DatabaseNotMigrated(JudgeError):
+    def __init__(self, url: str, current: str | None, head: str) -> None:
+        super().__init__(
+            f"the database at {safe_url(url)} is at schema revision {current or 'none'}, "
+            f"but this version of empathy-judge needs {head}: run `judge db upgrade` first"
+        )
+
+
+class DatabaseUnavailable(JudgeError):
+    pass
+
+
+def safe_url(url: str) -> str:
+    """The URL without its password, for messages."""
+    if "@" not in url or "://" not in url:
+        return url
+    scheme, rest = url.split("://", 1)
+    creds, host = rest.rsplit("@", 1)
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}"
+
+
+def normalise_url(url: str) -> str:
+    """Accept plain ``sqlite:///`` and ``postgresql://`` URLs and pick the async drivers."""
+    if url.startswith("sqlite:///"):
+        return "sqlite+aiosqlite:///" + url.removeprefix("sqlite:///")
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+asyncpg://" + url.split("://", 1)[1]
+    return url
+
+
+def _alembic_config(url: str) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    return config
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+class Database:
+    def __init__(self, url: str, *, pool_size: int = 10) -> None:
+        self.url = normalise_url(url)
+        kwargs: dict[str, Any] = {}
+        if self.url.startswith("postgresql"):
+            kwargs |= {"pool_size": pool_size, "max_overflow": pool_size, "pool_pre_ping": True}
+        self.engine: AsyncEngine = create_async_engine(self.url, **kwargs)
+        if self.url.startswith("sqlite"):
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        self._sessions = async_sessionmaker(
+            self.engine, class_=AsyncSession, expire_on_commit=False
+        )
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[AsyncSession]:
+        async with self._sessions() as session:
+            yield session
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+    # -- migrations -----------------------------------------------------------------------
+    def head_revision(self) -> str:
+        head = ScriptDirectory.from_config(_alembic_config(self.url)).get_current_head()
+        assert head is not None
+        return head
+
+    async def current_revision(self) -> str | None:
+        def read(connection: Connection) -> str | None:
+            return MigrationContext.configure(connection).get_current_revision()
+
+        try:
+            async with self.engine.connect() as connection:
+                return await connection.run_sync(read)
+        except (OSError, ConnectionError) as exc:
+            raise DatabaseUnavailable(f"cannot reach the database at {safe_url(self.url)}: {exc}") from None
+
+    async def upgrade(self) -> tuple[str | None, str]:
+        """Apply every pending migration; returns (revision before, revision after)."""
+        before = await self.current_revision()
+
+        def run(connection: Connection) -> None:
+            config = _alembic_config(self.url)
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+
+        async with self.engine.begin() as connection:
+            await connection.run_sync(run)
+        return before, self.head_revision()
+
+    async def check_migrated(self) -> None:
+        current, head = await self.current_revision(), self.head_revision()
+        if current != head:
+            raise DatabaseNotMigrated(self.url, current, head)
+
+    async def ping(self) -> None:
+        from sqlalchemy import text
+
+        async with self.engine.connect() as connection:
+            await asyncio.wait_for(connection.execute(text("SELECT 1")), timeout=5)

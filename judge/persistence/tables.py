@@ -1,0 +1,113 @@
+"""Tables. JSON payloads are stored as text; ids are uuid hex strings chosen by the service."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import Column, DateTime, Index, Text
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _ts(nullable: bool = True) -> Column[datetime]:
+    return Column(DateTime(timezone=True), nullable=nullable)
+
+
+class Batch(SQLModel, table=True):
+    __tablename__ = "batches"
+
+    id: str = Field(primary_key=True, max_length=32)
+    rubric_id: str = Field(max_length=100)
+    rubric_version: str = Field(max_length=20)
+    rubric_hash: str = Field(max_length=80)
+    panel_name: str = Field(max_length=100)
+    total: int = 0
+    rejected: int = 0
+    rejections_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+    finished_at: datetime | None = Field(default=None, sa_column=_ts())
+
+
+class ScoreJob(SQLModel, table=True):
+    """One item to score: queued -> running -> completed | failed."""
+
+    __tablename__ = "score_jobs"
+    __table_args__ = (
+        Index("ix_score_jobs_batch_status", "batch_id", "status"),
+        Index("ix_score_jobs_status_enqueued", "status", "enqueued_at"),
+    )
+
+    id: str = Field(primary_key=True, max_length=32)
+    batch_id: str | None = Field(default=None, foreign_key="batches.id", max_length=32)
+    position: int | None = None
+    item_id: str | None = Field(default=None, max_length=200)
+    rubric_id: str = Field(max_length=100)
+    rubric_version: str = Field(max_length=20)
+    rubric_hash: str = Field(max_length=80)
+    panel_name: str = Field(max_length=100)
+    panel_signature: str = Field(sa_column=Column(Text, nullable=False))
+    item_json: str = Field(sa_column=Column(Text, nullable=False))
+    status: str = Field(default="queued", max_length=16)
+    attempts: int = 0
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    result_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+    enqueued_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+    started_at: datetime | None = Field(default=None, sa_column=_ts())
+    finished_at: datetime | None = Field(default=None, sa_column=_ts())
+    lease_until: datetime | None = Field(default=None, sa_column=_ts())
+
+
+class Judgment(SQLModel, table=True):
+    """One LLM call made for a job: the raw reply and what was parsed from it."""
+
+    __tablename__ = "judgments"
+
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: str = Field(foreign_key="score_jobs.id", index=True, max_length=32)
+    model: str = Field(max_length=200)
+    resolved_model: str | None = Field(default=None, max_length=200)
+    params_json: str = Field(sa_column=Column(Text, nullable=False))
+    prompt_hash: str = Field(max_length=64)
+    purpose: str = Field(max_length=16)
+    outcome: str = Field(max_length=32)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_ms: float = 0.0
+    attempts: int = 0
+    cached: bool = False
+    raw_reply: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    ratings_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+
+
+class LlmCacheEntry(SQLModel, table=True):
+    """A successful reply to an exact (model, parameters, messages, schema) request."""
+
+    __tablename__ = "llm_cache"
+
+    key: str = Field(primary_key=True, max_length=64)
+    model: str = Field(max_length=200)
+    resolved_model: str | None = Field(default=None, max_length=200)
+    content: str = Field(sa_column=Column(Text, nullable=False))
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+
+
+class ApiKey(SQLModel, table=True):
+    __tablename__ = "api_keys"
+
+    id: str = Field(primary_key=True, max_length=32)
+    name: str = Field(max_length=200)
+    prefix: str = Field(max_length=16, index=True)
+    key_hash: str = Field(max_length=64, unique=True)
+    scopes: str = Field(max_length=200)
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+    revoked_at: datetime | None = Field(default=None, sa_column=_ts())
+    last_used_at: datetime | None = Field(default=None, sa_column=_ts())
