@@ -1,0 +1,50 @@
+"""Inter-rater reliability and agreement statistics (pure functions, no I/O).
+
+Ratings are plain sequences; a missing rating is ``None`` or NaN and is never imputed:
+pairwise statistics use only the items both raters rated. Each function's docstring states
+its edge cases (NaN where a statistic is undefined).
+"""
+
+from __future__ import annotations
+
+from judge.reliability._aggregate import median_rater
+from judge.reliability._alpha import krippendorff_alpha
+from judge.reliability._bootstrap import bootstrap_ci
+from judge.reliability._classification import (
+    PRF,
+    accuracy,
+    binary_prf,
+    macro_f1,
+    mrr,
+    recall_at_1,
+)
+from judge.reliability._kappa import (
+    KappaResult,
+    cohens_kappa,
+    contingency_table,
+    fleiss_kappa,
+    kappa_from_table,
+    kappa_result,
+    weighted_kappa,
+)
+from judge.reliability._missing import is_missing
+
+__all__ = [
+    "PRF",
+    "KappaResult",
+    "accuracy",
+    "binary_prf",
+    "bootstrap_ci",
+    "cohens_kappa",
+    "contingency_table",
+    "fleiss_kappa",
+    "is_missing",
+    "kappa_from_table",
+    "kappa_result",
+    "krippendorff_alpha",
+    "macro_f1",
+    "median_rater",
+    "mrr",
+    "recall_at_1",
+    "weighted_kappa",
+]
