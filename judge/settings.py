@@ -82,8 +82,45 @@ class LLMSettings(BaseModel):
 class SimulatorSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    url: str | None = Field(
+        default=None, description="a running `judge simulate-llm` (…/v1); unset: start one"
+    )
     latency_ms: float = Field(default=40.0, ge=0)
     jitter_ms: float = Field(default=10.0, ge=0)
+
+
+class WorkerSettings(BaseModel):
+    """How jobs run, in the embedded runner and in Celery workers alike."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: int = Field(default=64, ge=1, le=2000, description="items in flight per process")
+    lease_s: float = Field(default=30.0, gt=0, description="a running job's claim lasts this long")
+    requeue_after_s: float = Field(
+        default=60.0, gt=0, description="a job queued this long is dispatched again"
+    )
+    sweep_interval_s: float = Field(default=10.0, gt=0)
+    cache_enabled: bool = Field(default=True, description="serve identical LLM calls from cache")
+    metrics_port: int = Field(default=9808, ge=0, le=65535, description="worker /metrics; 0 = off")
+
+
+class ModelLimit(BaseModel):
+    """Per-model limits, shared by every process through Redis when it is configured."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_concurrency: int | None = Field(default=None, ge=1)
+    requests_per_minute: int | None = Field(default=None, ge=1)
+
+
+class ApiSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    max_body_bytes: int = Field(default=20_000_000, ge=1_000)
+    max_wait_s: float = Field(default=120.0, ge=0)
+    max_batch_items: int = Field(default=100_000, ge=1)
 
 
 class _YamlSource(PydanticBaseSettingsSource):
@@ -120,6 +157,12 @@ class Settings(BaseSettings):
     prices: dict[str, PriceSpec] = Field(default_factory=dict)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     simulator: SimulatorSettings = Field(default_factory=SimulatorSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    limits: dict[str, ModelLimit] = Field(default_factory=dict)
+    metrics_dir: Path | None = Field(
+        default=None, description="prometheus multiprocess directory (API and workers share it)"
+    )
 
     @classmethod
     def settings_customise_sources(

@@ -104,7 +104,9 @@ class Database:
             async with self.engine.connect() as connection:
                 return await connection.run_sync(read)
         except (OSError, ConnectionError) as exc:
-            raise DatabaseUnavailable(f"cannot reach the database at {safe_url(self.url)}: {exc}") from None
+            raise DatabaseUnavailable(
+                f"cannot reach the database at {safe_url(self.url)}: {exc}"
+            ) from None
 
     async def upgrade(self) -> tuple[str | None, str]:
         """Apply every pending migration; returns (revision before, revision after)."""

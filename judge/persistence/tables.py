@@ -111,3 +111,26 @@ class ApiKey(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
     revoked_at: datetime | None = Field(default=None, sa_column=_ts())
     last_used_at: datetime | None = Field(default=None, sa_column=_ts())
+
+
+class CalibrationRun(SQLModel, table=True):
+    """A panel scored on expert-labelled items; ``dimensions_json`` holds, per dimension, the
+    agreement that reliability flags use (expert_kappa, judge_kappa), ``report_json`` the rest."""
+
+    __tablename__ = "calibration_runs"
+    __table_args__ = (Index("ix_calibration_lookup", "rubric_id", "rubric_version", "status"),)
+
+    id: str = Field(primary_key=True, max_length=32)
+    rubric_id: str = Field(max_length=100)
+    rubric_version: str = Field(max_length=20)
+    rubric_hash: str = Field(max_length=80)
+    panel_name: str = Field(max_length=100)
+    panel_signature: str = Field(sa_column=Column(Text, nullable=False))
+    status: str = Field(default="queued", max_length=16)
+    label: str | None = Field(default=None, max_length=200)
+    n_items: int = 0
+    dimensions_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+    report_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+    finished_at: datetime | None = Field(default=None, sa_column=_ts())

@@ -20,7 +20,7 @@ from judge.rubrics import RubricRegistry
 class CalibrationLookup(Protocol):
     """Where flags find a panel's measured agreement with experts (see DESIGN.md section 2)."""
 
-    def latest(self, rubric: Rubric, panel: Panel) -> Mapping[str, Calibration]: ...
+    async def latest(self, rubric: Rubric, panel: Panel) -> Mapping[str, Calibration]: ...
 
 
 @dataclass
@@ -32,7 +32,7 @@ class StaticCalibrations:
     def add(self, rubric: Rubric, panel: Panel, per_dimension: dict[str, Calibration]) -> None:
         self.records[(rubric.id, rubric.version, panel.signature())] = per_dimension
 
-    def latest(self, rubric: Rubric, panel: Panel) -> Mapping[str, Calibration]:
+    async def latest(self, rubric: Rubric, panel: Panel) -> Mapping[str, Calibration]:
         return self.records.get((rubric.id, rubric.version, panel.signature()), {})
 
 
@@ -58,5 +58,5 @@ class Scorer:
             item=item,
             panel=panel,
             client=self.client,
-            calibrations=self.calibrations.latest(rubric, panel),
+            calibrations=await self.calibrations.latest(rubric, panel),
         )

@@ -1,4 +1,4 @@
-"""Initial schema: batches, score jobs, judgments, the LLM call cache and API keys.
+"""Initial schema: batches, score jobs, judgments, the LLM call cache, API keys, calibration runs.
 
 Revision ID: 0001
 Revises:
@@ -100,9 +100,31 @@ def upgrade() -> None:
         sa.Column("last_used_at", TS, nullable=True),
     )
     op.create_index("ix_api_keys_prefix", "api_keys", ["prefix"])
+    op.create_table(
+        "calibration_runs",
+        sa.Column("id", sa.String(32), primary_key=True),
+        sa.Column("rubric_id", sa.String(100), nullable=False),
+        sa.Column("rubric_version", sa.String(20), nullable=False),
+        sa.Column("rubric_hash", sa.String(80), nullable=False),
+        sa.Column("panel_name", sa.String(100), nullable=False),
+        sa.Column("panel_signature", sa.Text(), nullable=False),
+        sa.Column("status", sa.String(16), nullable=False),
+        sa.Column("label", sa.String(200), nullable=True),
+        sa.Column("n_items", sa.Integer(), nullable=False),
+        sa.Column("dimensions_json", sa.Text(), nullable=False),
+        sa.Column("report_json", sa.Text(), nullable=True),
+        sa.Column("error", sa.Text(), nullable=True),
+        sa.Column("created_at", TS, nullable=False),
+        sa.Column("finished_at", TS, nullable=True),
+    )
+    op.create_index(
+        "ix_calibration_lookup", "calibration_runs", ["rubric_id", "rubric_version", "status"]
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_calibration_lookup", "calibration_runs")
+    op.drop_table("calibration_runs")
     op.drop_table("api_keys")
     op.drop_table("llm_cache")
     op.drop_index("ix_judgments_job_id", "judgments")

@@ -1,0 +1,1 @@
+"""The HTTP API (Litestar): the only package that imports litestar."""

@@ -1,0 +1,92 @@
+"""``create_app(settings)``: the Litestar application and its lifespan.
+
+Without ``JUDGE_REDIS_URL`` jobs run in this process (embedded mode); with it they go to
+Celery workers through Redis and this process only waits for their completion notices.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from litestar import Litestar
+from litestar.openapi.config import OpenAPIConfig
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+
+from judge import __version__
+from judge.api.auth import require_scope
+from judge.api.meta_routes import get_rubric, health, list_rubrics, ready
+from judge.api.problems import handle_exception
+from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
+from judge.api.state import ApiState
+from judge.services.runner import InProcessRunner, JobWaiter
+from judge.services.runtime import build_runtime
+from judge.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def create_app(settings: Settings) -> Litestar:
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        runtime = build_runtime(settings)
+        closers: list[Any] = []
+        try:
+            await runtime.database.check_migrated()
+            waiter = JobWaiter(runtime.jobs)
+            if settings.redis_url:
+                from judge.services.notify import RedisNotifier
+                from judge.worker.dispatch import CeleryDispatcher
+
+                dispatcher: Any = CeleryDispatcher(settings)
+                notifier = RedisNotifier(settings.redis_url, waiter)
+                await notifier.start()
+                closers.append(notifier.stop)
+                extras = {"redis_ping": notifier.ping}
+                mode = "celery"
+            else:
+                runner = InProcessRunner(
+                    runtime.jobs, waiter, concurrency=settings.worker.concurrency
+                )
+                await runner.start()
+                closers.append(runner.stop)
+                dispatcher, extras, mode = runner, {}, "embedded"
+            app.state.api = ApiState(
+                runtime=runtime, dispatcher=dispatcher, waiter=waiter, mode=mode, extras=extras
+            )
+            yield
+        finally:
+            for close in reversed(closers):
+                await close()
+            await runtime.close()
+
+    return Litestar(
+        route_handlers=[
+            create_score,
+            get_score,
+            create_batch,
+            get_batch,
+            get_batch_results,
+            list_rubrics,
+            get_rubric,
+            health,
+            ready,
+        ],
+        guards=[require_scope],
+        exception_handlers={Exception: handle_exception},
+        lifespan=[lifespan],
+        request_max_body_size=settings.api.max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="empathy-judge",
+            version=__version__,
+            description=(
+                "Score empathic and relational communication with a panel of LLM judges; "
+                "every dimension carries a reliability flag."
+            ),
+            path="/schema",
+            render_plugins=[SwaggerRenderPlugin(path="/swagger"), JsonRenderPlugin()],
+        ),
+        debug=False,
+    )

@@ -1,0 +1,71 @@
+"""Rubrics, health, readiness and metrics."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get
+
+from judge.api.problems import ProblemError
+from judge.api.state import ApiState
+from judge.errors import RubricNotFound
+
+
+def _state(request: Request[Any, Any, Any]) -> ApiState:
+    state: ApiState = request.app.state.api
+    return state
+
+
+def _summary(rubric: Any) -> dict[str, Any]:
+    return {
+        "id": rubric.id,
+        "version": rubric.version,
+        "name": rubric.name,
+        "unit": rubric.unit,
+        "setting": rubric.setting,
+        "hash": rubric.content_hash,
+        "dimensions": [d.id for d in rubric.dimensions],
+    }
+
+
+@get("/v1/rubrics", opt={"scope": "score"}, summary="Available rubrics")
+async def list_rubrics(request: Request[Any, Any, Any]) -> list[dict[str, Any]]:
+    return [_summary(r) for r in _state(request).runtime.registry.all()]
+
+
+@get("/v1/rubrics/{rubric_id:str}", opt={"scope": "score"}, summary="One rubric, normalised")
+async def get_rubric(request: Request[Any, Any, Any], rubric_id: str) -> dict[str, Any]:
+    try:
+        rubric = _state(request).runtime.registry.get(rubric_id)
+    except RubricNotFound as exc:
+        raise ProblemError(404, exc.message, field="rubric_id") from None
+    data: dict[str, Any] = rubric.model_dump(mode="json")
+    data["hash"] = rubric.content_hash
+    return data
+
+
+@get("/health", summary="Liveness: the process answers")
+async def health() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@get("/ready", summary="Readiness: the database (and Redis, when configured) answer")
+async def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
+    state = _state(request)
+    checks: dict[str, str] = {}
+    try:
+        await state.runtime.database.ping()
+        await state.runtime.database.check_migrated()
+        checks["database"] = "ok"
+    except Exception as exc:  # readiness reports every failure instead of raising
+        checks["database"] = f"error: {exc}"
+    ping = state.extras.get("redis_ping")
+    if ping is not None:
+        try:
+            await ping()
+            checks["redis"] = "ok"
+        except Exception as exc:
+            checks["redis"] = f"error: {exc}"
+    ok = all(v == "ok" for v in checks.values())
+    body = {"status": "ready" if ok else "not ready", "mode": state.mode, "checks": checks}
+    return Response(body, status_code=200 if ok else 503)

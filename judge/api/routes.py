@@ -1,0 +1,201 @@
+"""Route handlers: parse, call a service, serialise. No business logic here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from litestar import Request, Response, get, post
+from litestar.params import Parameter
+from litestar.response import Stream
+from pydantic import BaseModel, ConfigDict, Field
+
+from judge.api.problems import ProblemError
+from judge.api.state import ApiState
+from judge.persistence import jobs as repo
+from judge.services.jobs import Rejection, job_view
+
+NDJSON = "application/x-ndjson"
+
+
+class ScoreRequest(BaseModel):
+    """Score one item (DESIGN.md section 3 for the item shape)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubric: str = Field(min_length=1, description="rubric id, e.g. epitome")
+    rubric_version: str | None = None
+    panel: str | None = Field(default=None, description="a configured panel name")
+    item: dict[str, Any]
+
+
+class BatchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    rubric: str = Field(min_length=1)
+    panel: str | None = None
+    items: list[Any]
+
+
+def _state(request: Request[Any, Any, Any]) -> ApiState:
+    state: ApiState = request.app.state.api
+    return state
+
+
+def _wait_limit(state: ApiState, wait: float | None) -> float:
+    if wait is None:
+        return 0.0
+    return min(wait, state.runtime.settings.api.max_wait_s)
+
+
+@post("/v1/scores", opt={"scope": "score"}, status_code=200, summary="Score one item")
+async def create_score(
+    request: Request[Any, Any, Any],
+    data: ScoreRequest,
+    wait: Annotated[
+        float | None, Parameter(ge=0, description="seconds to wait for the result")
+    ] = None,
+) -> Response[dict[str, Any]]:
+    state = _state(request)
+    job = await state.runtime.jobs.submit_score(
+        rubric_id=data.rubric,
+        raw_item=data.item,
+        panel_name=data.panel,
+        version=data.rubric_version,
+    )
+    await state.dispatcher.dispatch([job.id])
+    timeout = _wait_limit(state, wait)
+    if timeout > 0:
+        await state.waiter.wait([job.id], timeout)
+        refreshed = await state.runtime.jobs.get_job(job.id)
+        job = refreshed or job
+    location = f"/v1/scores/{job.id}"
+    finished = job.status in (repo.COMPLETED, repo.FAILED)
+    return Response(
+        job_view(job), status_code=200 if finished else 202, headers={"Location": location}
+    )
+
+
+@get("/v1/scores/{job_id:str}", opt={"scope": "score"}, summary="A score's status or result")
+async def get_score(request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
+    job = await _state(request).runtime.jobs.get_job(job_id)
+    if job is None:
+        raise ProblemError(404, f"no score with id {job_id!r}", field="id")
+    return job_view(job)
+
+
+def _parse_jsonl(body: bytes) -> list[tuple[int, Any]]:
+    lines: list[tuple[int, Any]] = []
+    for number, raw in enumerate(body.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            lines.append((number, json.loads(raw)))
+        except json.JSONDecodeError as exc:
+            lines.append((number, Rejection(number, "line", f"invalid JSON ({exc.msg})")))
+    return lines
+
+
+@post(
+    "/v1/batches",
+    opt={"scope": "batch"},
+    status_code=202,
+    summary="Submit a batch (JSON body, or JSON Lines with ?rubric=ID)",
+)
+async def create_batch(
+    request: Request[Any, Any, Any],
+    rubric: str | None = None,
+    panel: str | None = None,
+) -> Response[dict[str, Any]]:
+    state = _state(request)
+    body = await request.body()
+    content_type = request.headers.get("content-type", "").split(";")[0].strip()
+    if content_type in (NDJSON, "application/jsonl", "application/x-jsonlines"):
+        if not rubric:
+            raise ProblemError(422, "a JSON Lines batch needs ?rubric=ID", field="query.rubric")
+        lines = _parse_jsonl(body)
+        rubric_id, panel_name = rubric, panel
+    else:
+        try:
+            payload = BatchRequest.model_validate_json(body)
+        except ValueError as exc:
+            raise _body_problem(exc) from None
+        lines = list(enumerate(payload.items, start=1))
+        rubric_id, panel_name = payload.rubric, payload.panel
+    limit = state.runtime.settings.api.max_batch_items
+    if len(lines) > limit:
+        raise ProblemError(413, f"a batch holds at most {limit} items; got {len(lines)}")
+    if not lines:
+        raise ProblemError(422, "the batch has no items", field="items")
+    batch, job_ids = await state.runtime.jobs.submit_batch(
+        rubric_id=rubric_id, panel_name=panel_name, lines=lines
+    )
+    await state.dispatcher.dispatch(job_ids)
+    return Response(
+        await _batch_view(state, batch.id),
+        status_code=202,
+        headers={"Location": f"/v1/batches/{batch.id}"},
+    )
+
+
+def _body_problem(exc: ValueError) -> ProblemError:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        field = ".".join(str(p) for p in first.get("loc", ())) or "body"
+        if first.get("type") == "json_invalid":
+            return ProblemError(422, f"the body is not valid JSON: {first['msg']}", field="body")
+        return ProblemError(422, str(first.get("msg")), field=field)
+    return ProblemError(422, str(exc), field="body")
+
+
+async def _batch_view(state: ApiState, batch_id: str) -> dict[str, Any]:
+    async with state.runtime.database.session() as session:
+        batch = await repo.get_batch(session, batch_id)
+        if batch is None:
+            raise ProblemError(404, f"no batch with id {batch_id!r}", field="id")
+        progress = await repo.batch_progress(session, batch)
+    return {
+        "id": batch.id,
+        "status": progress.status,
+        "rubric": {
+            "id": batch.rubric_id,
+            "version": batch.rubric_version,
+            "hash": batch.rubric_hash,
+        },
+        "panel_name": batch.panel_name,
+        "total": progress.total,
+        "queued": progress.queued,
+        "running": progress.running,
+        "completed": progress.completed,
+        "failed": progress.failed,
+        "rejected": batch.rejected,
+        "rejections": json.loads(batch.rejections_json),
+        "created_at": batch.created_at.isoformat(),
+        "results": f"/v1/batches/{batch.id}/results",
+    }
+
+
+@get("/v1/batches/{batch_id:str}", opt={"scope": "batch"}, summary="Batch progress")
+async def get_batch(request: Request[Any, Any, Any], batch_id: str) -> dict[str, Any]:
+    return await _batch_view(_state(request), batch_id)
+
+
+@get(
+    "/v1/batches/{batch_id:str}/results",
+    opt={"scope": "batch"},
+    summary="Batch results as JSON Lines, in submission order",
+)
+async def get_batch_results(request: Request[Any, Any, Any], batch_id: str) -> Stream:
+    state = _state(request)
+    await _batch_view(state, batch_id)  # 404 for an unknown batch
+
+    async def lines() -> AsyncIterator[bytes]:
+        async with state.runtime.database.session() as session:
+            async for job in repo.iter_batch_jobs(session, batch_id):
+                view = job_view(job)
+                view["line"] = job.position
+                yield (json.dumps(view, ensure_ascii=False) + "\n").encode()
+
+    return Stream(lines(), media_type=NDJSON)

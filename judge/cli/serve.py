@@ -1,0 +1,145 @@
+"""``judge serve``, ``judge worker`` and ``judge db upgrade``."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+
+import click
+
+from judge.cli._output import fail
+from judge.errors import JudgeError
+from judge.persistence.database import Database, safe_url
+from judge.persistence.keys import KeyStore
+from judge.settings import Settings, load_settings
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        try:
+            return all(
+                ipaddress.ip_address(a[4][0]).is_loopback for a in socket.getaddrinfo(host, None)
+            )
+        except OSError:
+            return False
+
+
+async def _prepare(settings: Settings, migrate: bool) -> int:
+    database = Database(settings.database_url)
+    try:
+        if migrate:
+            await database.upgrade()
+        await database.check_migrated()
+        return await KeyStore(database).count_active()
+    finally:
+        await database.dispose()
+
+
+@click.command("serve")
+@click.option("--host", default=None, help="bind address (default 127.0.0.1)")
+@click.option("--port", type=int, default=None, help="port (default 8000)")
+@click.option("--migrate", is_flag=True, help="apply database migrations first")
+def serve(host: str | None, port: int | None, migrate: bool) -> None:
+    """Run the HTTP API (jobs in-process, or on Celery workers when JUDGE_REDIS_URL is set)."""
+    import uvicorn
+
+    from judge.api.app import create_app
+
+    try:
+        settings = load_settings()
+        host = host or settings.api.host
+        port = settings.api.port if port is None else port
+        active_keys = asyncio.run(_prepare(settings, migrate))
+    except (JudgeError, OSError) as exc:
+        fail(getattr(exc, "message", str(exc)))
+        return
+    if active_keys == 0 and not is_loopback(host):
+        fail(
+            f"refusing to bind {host}: no API keys exist, so anyone who can reach this address "
+            "could use the service. Create one with `judge keys create NAME` or bind 127.0.0.1."
+        )
+    mode = (
+        f"Celery workers via {safe_url(settings.redis_url)}"
+        if settings.redis_url
+        else "in-process jobs"
+    )
+    auth = (
+        f"{active_keys} active API key(s) required"
+        if active_keys
+        else "no API keys (loopback only)"
+    )
+    click.echo(
+        f"empathy-judge on http://{host}:{port} ({mode}; {auth}; "
+        f"database {safe_url(settings.database_url)})"
+    )
+    click.echo(
+        f"API docs: http://{host}:{port}/schema/swagger  (OpenAPI JSON: /schema/openapi.json)"
+    )
+    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", lifespan="on")
+
+
+@click.command("worker")
+@click.option(
+    "--concurrency", type=int, default=None, help="items in flight (default from settings)"
+)
+@click.option("--loglevel", default="INFO", show_default=True)
+def worker(concurrency: int | None, loglevel: str) -> None:
+    """Run a Celery worker (needs JUDGE_REDIS_URL)."""
+    settings = load_settings()
+    if not settings.redis_url:
+        fail(
+            "JUDGE_REDIS_URL is not set: workers need a Redis broker "
+            "(without one, `judge serve` runs jobs itself)"
+        )
+    try:
+        asyncio.run(_prepare(settings, migrate=False))
+    except (JudgeError, OSError) as exc:
+        fail(getattr(exc, "message", str(exc)))
+    from judge.worker.app import celery_app
+
+    celery_app.worker_main(
+        [
+            "worker",
+            "--pool=threads",
+            f"--concurrency={concurrency or settings.worker.concurrency}",
+            f"--loglevel={loglevel}",
+            "--queues=judge",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ]
+    )
+
+
+@click.group("db")
+def db() -> None:
+    """Database schema management."""
+
+
+@db.command("upgrade")
+def upgrade() -> None:
+    """Create or upgrade the schema to this version (idempotent)."""
+    settings = load_settings()
+
+    async def run() -> tuple[str | None, str]:
+        database = Database(settings.database_url)
+        try:
+            return await database.upgrade()
+        finally:
+            await database.dispose()
+
+    try:
+        before, after = asyncio.run(run())
+    except (JudgeError, OSError) as exc:
+        fail(getattr(exc, "message", str(exc)))
+        return
+    where = safe_url(settings.database_url)
+    if before == after:
+        click.echo(f"{where}: already at revision {after}")
+    else:
+        click.echo(f"{where}: upgraded from {before or 'empty'} to {after}")

@@ -1,0 +1,182 @@
+"""``judge simulate-llm``: the OpenAI-compatible LLM simulator (DESIGN.md section 6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from judge.cli._output import fail
+
+
+def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, target = value.partition("=")
+        if not sep or not name.strip() or not target.strip():
+            raise click.BadParameter(f"expected NAME=VALUE, got {value!r}", param_hint=option)
+        out[name.strip()] = target.strip()
+    return out
+
+
+@click.command("simulate-llm")
+@click.option("--host", default="127.0.0.1", show_default=True, help="address to bind")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8901,
+    show_default=True,
+    help="0: any free port",
+)
+@click.option(
+    "--port-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="write the bound port to this file once listening",
+)
+@click.option("--latency-ms", type=click.FloatRange(min=0), default=50.0, show_default=True)
+@click.option(
+    "--jitter-ms",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="latency varies uniformly by up to this much either way",
+)
+@click.option(
+    "--slow-latency-ms",
+    type=click.FloatRange(min=0),
+    default=30_000.0,
+    show_default=True,
+    help="latency of the `slow` persona",
+)
+@click.option(
+    "--flaky-rate",
+    type=click.FloatRange(0, 1),
+    default=0.3,
+    show_default=True,
+    help="share of `flaky` calls that fail (429, 500 or 503)",
+)
+@click.option(
+    "--malformed-rate",
+    type=click.FloatRange(0, 1),
+    default=0.5,
+    show_default=True,
+    help="share of `malformed` calls whose reply is broken",
+)
+@click.option(
+    "--noise-rate",
+    type=click.FloatRange(0, 1),
+    default=0.35,
+    show_default=True,
+    help="per-dimension probability that `noisy` moves a rating by one level",
+)
+@click.option(
+    "--retry-after-ms",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    help="Retry-After sent with simulated 429s",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="base random seed")
+@click.option(
+    "--alias",
+    "aliases",
+    multiple=True,
+    metavar="NAME=PERSONA",
+    help="serve model NAME as PERSONA (repeatable; also PUT /_simulator/aliases/NAME)",
+)
+@click.option(
+    "--replay",
+    "replays",
+    multiple=True,
+    metavar="NAME=PATH.csv",
+    help="persona replay-NAME serves the ratings recorded in PATH (repeatable)",
+)
+@click.option(
+    "--labels",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="reference labels for the `accurate` persona (annotation CSV; repeatable)",
+)
+@click.option(
+    "--rubrics-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="rubrics whose aliases map annotation columns (default: the bundled rubrics/)",
+)
+@click.option("--access-log/--no-access-log", default=False, show_default=True)
+@click.option(
+    "--log-level",
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    default="warning",
+    show_default=True,
+)
+def simulate_llm(
+    host: str,
+    port: int,
+    port_file: Path | None,
+    latency_ms: float,
+    jitter_ms: float,
+    slow_latency_ms: float,
+    flaky_rate: float,
+    malformed_rate: float,
+    noise_rate: float,
+    retry_after_ms: int,
+    seed: int,
+    aliases: tuple[str, ...],
+    replays: tuple[str, ...],
+    labels: tuple[Path, ...],
+    rubrics_dir: Path | None,
+    access_log: bool,
+    log_level: str,
+) -> None:
+    """Run the OpenAI-compatible LLM simulator (simulated judges, never a real model).
+
+    Personas are chosen by the model name, `<persona>[@<tag>]` (the tag varies the seed):
+    accurate, noisy, lenient, random, malformed, slow, flaky, fail429-N, fail500-N,
+    replay-NAME. With LiteLLM: model="openai/accurate", api_base="http://HOST:PORT/v1".
+    """
+    from judge.errors import JudgeError
+    from judge.simulator import ReplayFileError, SimulatorOptions, create_app
+    from judge.simulator.app import HttpError
+    from judge.simulator.server import serve
+
+    options = SimulatorOptions(
+        latency_ms=latency_ms,
+        jitter_ms=jitter_ms,
+        slow_latency_ms=slow_latency_ms,
+        flaky_rate=flaky_rate,
+        malformed_rate=malformed_rate,
+        noise_rate=noise_rate,
+        retry_after_ms=retry_after_ms,
+        seed=seed,
+        aliases=_pairs(aliases, "--alias"),
+        replay={name: Path(path) for name, path in _pairs(replays, "--replay").items()},
+        labels=labels,
+        rubrics_dir=rubrics_dir,
+    )
+    try:
+        app = create_app(options)
+    except (ReplayFileError, JudgeError) as exc:
+        fail(str(exc))
+        return
+    except HttpError as exc:  # an --alias naming no persona
+        fail(f"--alias: {exc.message}")
+        return
+    for name, table in app.engine.replay.items():
+        click.echo(
+            f"replay-{name}: {len(table)} conversations from {table.path}"
+            + (f" ({table.duplicates} duplicate rows ignored)" if table.duplicates else ""),
+            err=True,
+        )
+    try:
+        serve(
+            app,
+            host=host,
+            port=port,
+            port_file=port_file,
+            access_log=access_log,
+            log_level=log_level,
+        )
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc}")

@@ -1,0 +1,63 @@
+"""Serve identical (model, parameters, messages, schema) calls from a cache.
+
+Only complete, successful replies are cached. A cached reply costs nothing and is marked
+``cached`` so usage reports count it as a cache hit, not as an LLM call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Protocol
+
+from judge.domain.cached_reply import CachedReply
+from judge.llm.client import ChatClient, ChatRequest, ChatResult
+
+
+class CallCache(Protocol):
+    async def get(self, key: str) -> CachedReply | None: ...
+
+    async def put(self, key: str, model: str, reply: CachedReply) -> None: ...
+
+
+def cache_key(request: ChatRequest) -> str:
+    payload = [request.model, request.params, request.messages, request.response_format]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+class CachingClient:
+    def __init__(self, inner: ChatClient, cache: CallCache) -> None:
+        self._inner = inner
+        self._cache = cache
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        key = cache_key(request)
+        hit = await self._cache.get(key)
+        if hit is not None:
+            return ChatResult(
+                model=request.model,
+                resolved_model=hit.resolved_model,
+                content=hit.content,
+                failure=None,
+                error=None,
+                prompt_tokens=0,
+                completion_tokens=0,
+                cost_usd=0.0,
+                latency_ms=0.0,
+                attempts=0,
+                cached=True,
+            )
+        result = await self._inner.complete(request)
+        if result.ok and result.content:
+            await self._cache.put(
+                key,
+                request.model,
+                CachedReply(
+                    content=result.content,
+                    resolved_model=result.resolved_model,
+                    prompt_tokens=result.prompt_tokens,
+                    completion_tokens=result.completion_tokens,
+                    cost_usd=result.cost_usd,
+                ),
+            )
+        return result

@@ -1,0 +1,230 @@
+"""Queries for score jobs, batches and judgments. Jobs move queued -> running -> completed |
+failed through guarded updates, so a redelivered task can never score an item twice."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, delete, func, or_, select, update
+from sqlmodel import col
+from sqlmodel.ext.asyncio.session import AsyncSession
+
+from judge.domain.result import CallRecord
+from judge.persistence.tables import Batch, Judgment, ScoreJob, utcnow
+
+QUEUED, RUNNING, COMPLETED, FAILED = "queued", "running", "completed", "failed"
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    total: int
+    queued: int
+    running: int
+    completed: int
+    failed: int
+
+    @property
+    def done(self) -> bool:
+        return self.completed + self.failed >= self.total
+
+    @property
+    def status(self) -> str:
+        if self.done:
+            return COMPLETED
+        return RUNNING if self.running or self.completed or self.failed else QUEUED
+
+
+async def add_jobs(session: AsyncSession, jobs: Sequence[ScoreJob]) -> None:
+    session.add_all(list(jobs))
+    await session.flush()
+
+
+async def get_job(session: AsyncSession, job_id: str) -> ScoreJob | None:
+    return await session.get(ScoreJob, job_id)
+
+
+async def get_batch(session: AsyncSession, batch_id: str) -> Batch | None:
+    return await session.get(Batch, batch_id)
+
+
+async def claim_job(session: AsyncSession, job_id: str, *, lease_s: float) -> bool:
+    """Take a job for running: only if it is queued, or running under an expired lease."""
+    now = utcnow()
+    result = await session.execute(
+        update(ScoreJob)
+        .where(
+            col(ScoreJob.id) == job_id,
+            or_(
+                col(ScoreJob.status) == QUEUED,
+                and_(col(ScoreJob.status) == RUNNING, col(ScoreJob.lease_until) < now),
+            ),
+        )
+        .values(
+            status=RUNNING,
+            attempts=col(ScoreJob.attempts) + 1,
+            started_at=now,
+            lease_until=now + timedelta(seconds=lease_s),
+        )
+    )
+    await session.commit()
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def renew_lease(session: AsyncSession, job_id: str, *, lease_s: float) -> None:
+    await session.execute(
+        update(ScoreJob)
+        .where(col(ScoreJob.id) == job_id, col(ScoreJob.status) == RUNNING)
+        .values(lease_until=utcnow() + timedelta(seconds=lease_s))
+    )
+    await session.commit()
+
+
+def _judgment_rows(
+    job_id: str, calls: Sequence[CallRecord], ratings: dict[str, Any]
+) -> list[Judgment]:
+    rows = []
+    for call in calls:
+        rows.append(
+            Judgment(
+                job_id=job_id,
+                model=call.requested_model,
+                resolved_model=call.resolved_model,
+                params_json=json.dumps(call.params, sort_keys=True),
+                prompt_hash=call.prompt_hash,
+                purpose=call.purpose,
+                outcome=call.outcome,
+                prompt_tokens=call.prompt_tokens,
+                completion_tokens=call.completion_tokens,
+                cost_usd=call.cost_usd,
+                latency_ms=call.latency_ms,
+                attempts=call.attempts,
+                cached=call.cached,
+                raw_reply=call.raw_reply,
+                ratings_json=json.dumps(ratings.get(call.requested_model, {}), default=str),
+            )
+        )
+    return rows
+
+
+async def finish_job(
+    session: AsyncSession,
+    job_id: str,
+    *,
+    result_json: str,
+    calls: Sequence[CallRecord],
+    ratings_by_model: dict[str, Any],
+) -> bool:
+    """Store the result and every call in one transaction; a no-op if already finished."""
+    claimed = await session.execute(
+        update(ScoreJob)
+        .where(col(ScoreJob.id) == job_id, col(ScoreJob.status) == RUNNING)
+        .values(status=COMPLETED, result_json=result_json, finished_at=utcnow(), lease_until=None)
+    )
+    if not getattr(claimed, "rowcount", 0):
+        await session.rollback()
+        return False
+    await session.execute(delete(Judgment).where(col(Judgment.job_id) == job_id))
+    session.add_all(_judgment_rows(job_id, calls, ratings_by_model))
+    await session.commit()
+    return True
+
+
+async def fail_job(session: AsyncSession, job_id: str, error: str) -> None:
+    await session.execute(
+        update(ScoreJob)
+        .where(col(ScoreJob.id) == job_id, col(ScoreJob.status).in_([QUEUED, RUNNING]))
+        .values(status=FAILED, error=error, finished_at=utcnow(), lease_until=None)
+    )
+    await session.commit()
+
+
+async def batch_progress(session: AsyncSession, batch: Batch) -> BatchProgress:
+    rows = await session.execute(
+        select(col(ScoreJob.status), func.count())
+        .where(col(ScoreJob.batch_id) == batch.id)
+        .group_by(col(ScoreJob.status))
+    )
+    counts: dict[str, int] = dict(rows.all())
+    return BatchProgress(
+        total=batch.total,
+        queued=counts.get(QUEUED, 0),
+        running=counts.get(RUNNING, 0),
+        completed=counts.get(COMPLETED, 0),
+        failed=counts.get(FAILED, 0),
+    )
+
+
+async def iter_batch_jobs(
+    session: AsyncSession, batch_id: str, *, page: int = 500
+) -> AsyncIterator[ScoreJob]:
+    """Jobs of a batch in submission order, fetched page by page."""
+    last = -1
+    while True:
+        result = await session.execute(
+            select(ScoreJob)
+            .where(col(ScoreJob.batch_id) == batch_id, col(ScoreJob.position) > last)
+            .order_by(col(ScoreJob.position))
+            .limit(page)
+        )
+        jobs = list(result.scalars().all())
+        if not jobs:
+            return
+        for job in jobs:
+            yield job
+        last = jobs[-1].position if jobs[-1].position is not None else last + page
+
+
+async def stale_jobs(
+    session: AsyncSession, *, queued_before: datetime | None, limit: int = 1000
+) -> list[str]:
+    """Running jobs past their lease and, when ``queued_before`` is given, jobs queued since
+    before it (their message may be lost)."""
+    now = utcnow()
+    expired = and_(col(ScoreJob.status) == RUNNING, col(ScoreJob.lease_until) < now)
+    condition = expired
+    if queued_before is not None:
+        waiting = and_(col(ScoreJob.status) == QUEUED, col(ScoreJob.enqueued_at) < queued_before)
+        condition = or_(expired, waiting)
+    result = await session.execute(select(col(ScoreJob.id)).where(condition).limit(limit))
+    return list(result.scalars().all())
+
+
+async def unfinished_jobs(session: AsyncSession, *, expire_leases: bool) -> list[str]:
+    if expire_leases:
+        await session.execute(
+            update(ScoreJob).where(col(ScoreJob.status) == RUNNING).values(lease_until=utcnow())
+        )
+        await session.commit()
+    result = await session.execute(
+        select(col(ScoreJob.id))
+        .where(col(ScoreJob.status).in_([QUEUED, RUNNING]))
+        .order_by(col(ScoreJob.created_at), col(ScoreJob.position))
+    )
+    return list(result.scalars().all())
+
+
+async def count_queued(session: AsyncSession) -> int:
+    result = await session.execute(
+        select(func.count()).select_from(ScoreJob).where(col(ScoreJob.status) == QUEUED)
+    )
+    return int(result.scalar_one())
+
+
+async def mark_enqueued(session: AsyncSession, job_ids: Sequence[str]) -> None:
+    if not job_ids:
+        return
+    await session.execute(
+        update(ScoreJob).where(col(ScoreJob.id).in_(list(job_ids))).values(enqueued_at=utcnow())
+    )
+    await session.commit()
+
+
+async def judgments_for(session: AsyncSession, job_id: str) -> list[Judgment]:
+    result = await session.execute(
+        select(Judgment).where(col(Judgment.job_id) == job_id).order_by(col(Judgment.id))
+    )
+    return list(result.scalars().all())

@@ -1,0 +1,252 @@
+"""Score jobs: submit (validate, persist, then dispatch), run (claim, score, store), read.
+
+Both runtimes call these functions: the embedded runner inside the API process, and the
+Celery task in worker processes. A job is claimed with a guarded update and finished in one
+transaction, so a message delivered twice, or redelivered after a worker died, scores the
+item once in effect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Protocol
+
+from judge.domain.result import ScoreResult
+from judge.domain.rubric import Rubric
+from judge.errors import ItemInvalid, JudgeError
+from judge.panel.run import Panel
+from judge.persistence import jobs as repo
+from judge.persistence.database import Database
+from judge.persistence.tables import Batch, ScoreJob, utcnow
+from judge.rubrics import RubricRegistry
+from judge.services.panels import panel_spec, resolve_panel
+from judge.services.scoring import Scorer, validate_for_rubric
+from judge.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class Dispatcher(Protocol):
+    """Hands job ids to whatever runs them (in-process runner or Celery), after commit."""
+
+    async def dispatch(self, job_ids: Sequence[str]) -> None: ...
+
+
+class CompletionWaiter(Protocol):
+    async def wait(self, job_ids: Sequence[str], timeout: float) -> None: ...
+
+    def notify(self, job_id: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A batch line that could not become a job."""
+
+    line: int
+    field: str
+    message: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "field": self.field, "message": self.message}
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass
+class JobService:
+    settings: Settings
+    registry: RubricRegistry
+    database: Database
+    scorer: Scorer
+    simulator_url: str | None = None
+    _panels: dict[str, Panel] = field(default_factory=dict)
+
+    # -- panels and rubrics -----------------------------------------------------------------
+    def panel(self, name: str | None) -> Panel:
+        chosen, spec = panel_spec(self.settings, name)
+        if chosen not in self._panels:
+            self._panels[chosen] = resolve_panel(
+                self.settings, spec, name=chosen, simulator_url=self.simulator_url
+            )
+        return self._panels[chosen]
+
+    def rubric(self, rubric_id: str, version: str | None = None) -> Rubric:
+        return self.registry.get(rubric_id, version)
+
+    # -- submit ------------------------------------------------------------------------------
+    def _job(
+        self, rubric: Rubric, panel: Panel, raw_item: Any, item_id: str | None, **extra: Any
+    ) -> ScoreJob:
+        return ScoreJob(
+            id=new_id(),
+            item_id=item_id,
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            rubric_hash=rubric.content_hash,
+            panel_name=panel.name,
+            panel_signature=panel.signature(),
+            item_json=json.dumps(raw_item, ensure_ascii=False),
+            **extra,
+        )
+
+    async def submit_score(
+        self, *, rubric_id: str, raw_item: Any, panel_name: str | None, version: str | None = None
+    ) -> ScoreJob:
+        """Validate and persist one item; the caller dispatches after this returns."""
+        rubric = self.rubric(rubric_id, version)
+        panel = self.panel(panel_name)
+        item = validate_for_rubric(raw_item, rubric)
+        job = self._job(rubric, panel, raw_item, item.id)
+        async with self.database.session() as session:
+            await repo.add_jobs(session, [job])
+            await session.commit()
+        return job
+
+    async def submit_batch(
+        self,
+        *,
+        rubric_id: str,
+        panel_name: str | None,
+        lines: Sequence[tuple[int, Any | Rejection]],
+    ) -> tuple[Batch, list[str]]:
+        """Persist a batch: valid lines become jobs; invalid ones are recorded as rejections."""
+        rubric = self.rubric(rubric_id)
+        panel = self.panel(panel_name)
+        batch = Batch(
+            id=new_id(),
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            rubric_hash=rubric.content_hash,
+            panel_name=panel.name,
+        )
+        jobs: list[ScoreJob] = []
+        rejections: list[Rejection] = []
+        for line_no, raw in lines:
+            if isinstance(raw, Rejection):
+                rejections.append(raw)
+                continue
+            try:
+                item = validate_for_rubric(raw, rubric, field_prefix="item")
+            except ItemInvalid as exc:
+                rejections.append(Rejection(line_no, exc.field, exc.detail))
+                continue
+            jobs.append(self._job(rubric, panel, raw, item.id, batch_id=batch.id, position=line_no))
+        batch.total = len(jobs)
+        batch.rejected = len(rejections)
+        batch.rejections_json = json.dumps([r.as_dict() for r in rejections])
+        async with self.database.session() as session:
+            session.add(batch)
+            await session.flush()
+            await repo.add_jobs(session, jobs)
+            await session.commit()
+        return batch, [j.id for j in jobs]
+
+    # -- run ---------------------------------------------------------------------------------
+    async def run_job(self, job_id: str) -> bool:
+        """Score one job if it can be claimed. Returns True when this call finished it."""
+        lease = self.settings.worker.lease_s
+        async with self.database.session() as session:
+            if not await repo.claim_job(session, job_id, lease_s=lease):
+                return False
+            job = await repo.get_job(session, job_id)
+        if job is None:
+            return False
+        try:
+            rubric = self.rubric(job.rubric_id, job.rubric_version)
+            if rubric.content_hash != job.rubric_hash:
+                raise JudgeError(
+                    f"rubric {rubric.id} v{rubric.version} changed since the job was submitted"
+                )
+            item = validate_for_rubric(json.loads(job.item_json), rubric)
+            panel = self.panel(job.panel_name)
+        except JudgeError as exc:
+            async with self.database.session() as session:
+                await repo.fail_job(session, job_id, exc.message)
+            return True
+        renew = asyncio.create_task(self._keep_lease(job_id, lease))
+        try:
+            result = await self.scorer.score(rubric, item, panel)
+        finally:
+            renew.cancel()
+        payload = result.model_dump(mode="json")
+        payload["id"] = job.id
+        payload["item_id"] = job.item_id
+        ratings = _ratings_by_model(result)
+        async with self.database.session() as session:
+            return await repo.finish_job(
+                session,
+                job_id,
+                result_json=json.dumps(payload, ensure_ascii=False),
+                calls=result.calls,
+                ratings_by_model=ratings,
+            )
+
+    async def _keep_lease(self, job_id: str, lease: float) -> None:
+        while True:
+            await asyncio.sleep(lease / 3)
+            try:
+                async with self.database.session() as session:
+                    await repo.renew_lease(session, job_id, lease_s=lease)
+            except Exception:  # a missed renewal only risks a harmless duplicate claim
+                log.warning("could not renew the lease of job %s", job_id, exc_info=True)
+
+    async def stale_job_ids(self, *, include_queued: bool) -> list[str]:
+        """Jobs whose run may be lost: running past their lease and, with ``include_queued``,
+        queued for longer than ``requeue_after_s``. They are marked enqueued again; the caller
+        dispatches them (a duplicate message is harmless: claiming is guarded)."""
+        cutoff = utcnow() - timedelta(seconds=self.settings.worker.requeue_after_s)
+        async with self.database.session() as session:
+            ids = await repo.stale_jobs(session, queued_before=cutoff if include_queued else None)
+            await repo.mark_enqueued(session, ids)
+        return ids
+
+    async def recoverable_job_ids(self) -> list[str]:
+        """At start-up of the embedded runner: every unfinished job (their runner is gone)."""
+        async with self.database.session() as session:
+            return await repo.unfinished_jobs(session, expire_leases=True)
+
+    # -- read --------------------------------------------------------------------------------
+    async def get_job(self, job_id: str) -> ScoreJob | None:
+        async with self.database.session() as session:
+            return await repo.get_job(session, job_id)
+
+
+def _ratings_by_model(result: ScoreResult) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for dim_id, dim in result.dimensions.items():
+        for judge in dim.judges:
+            out.setdefault(judge.model, {})[dim_id] = (
+                {"rating": judge.rating, "rationale": judge.rationale}
+                if judge.status == "ok"
+                else {"abstained": judge.reason, "detail": judge.detail}
+            )
+    return out
+
+
+def job_view(job: ScoreJob) -> dict[str, Any]:
+    """The public JSON of a job: the full result when completed, else its status."""
+    if job.status == repo.COMPLETED and job.result_json:
+        data: dict[str, Any] = json.loads(job.result_json)
+        data["status"] = "completed"
+        return data
+    view: dict[str, Any] = {
+        "id": job.id,
+        "item_id": job.item_id,
+        "status": job.status,
+        "rubric": {"id": job.rubric_id, "version": job.rubric_version, "hash": job.rubric_hash},
+        "panel_name": job.panel_name,
+        "created_at": job.created_at.isoformat(),
+    }
+    if job.batch_id:
+        view["batch_id"] = job.batch_id
+    if job.status == repo.FAILED:
+        view["error"] = job.error
+    return view

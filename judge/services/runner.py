@@ -1,0 +1,116 @@
+"""Run jobs inside the current process (the embedded default: no broker needed), and wait
+for jobs to finish wherever they run.
+
+:class:`InProcessRunner` is a dispatcher: a queue drained by ``concurrency`` coroutines on the
+server's event loop, each calling :meth:`JobService.run_job`. It also sweeps for jobs whose
+dispatch was lost (e.g. the process stopped mid-batch), so they are redone on restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+
+from judge.persistence import jobs as repo
+from judge.services.jobs import JobService
+
+log = logging.getLogger(__name__)
+_FINISHED = (repo.COMPLETED, repo.FAILED)
+
+
+class JobWaiter:
+    """Wake callers waiting for jobs: ``notify`` after a job finishes; ``wait`` until all the
+    given jobs are finished or the timeout passes. Missed notifications are covered by a
+    periodic look at the database."""
+
+    def __init__(self, jobs: JobService, *, poll_s: float = 0.25) -> None:
+        self._jobs = jobs
+        self._poll_s = poll_s
+        self._events: dict[str, asyncio.Event] = {}
+
+    def notify(self, job_id: str) -> None:
+        event = self._events.get(job_id)
+        if event is not None:
+            event.set()
+
+    async def _finished(self, job_id: str) -> bool:
+        job = await self._jobs.get_job(job_id)
+        return job is None or job.status in _FINISHED
+
+    async def wait(self, job_ids: Sequence[str], timeout: float) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        pending = list(job_ids)
+        events = {j: self._events.setdefault(j, asyncio.Event()) for j in pending}
+        try:
+            while pending:
+                pending = [j for j in pending if not await self._finished(j)]
+                remaining = deadline - loop.time()
+                if not pending or remaining <= 0:
+                    return
+                waits = [asyncio.ensure_future(events[j].wait()) for j in pending]
+                try:
+                    await asyncio.wait(
+                        waits, timeout=min(remaining, self._poll_s), return_when="ALL_COMPLETED"
+                    )
+                finally:
+                    for w in waits:
+                        w.cancel()
+        finally:
+            for j in events:
+                self._events.pop(j, None)
+
+
+class InProcessRunner:
+    def __init__(self, jobs: JobService, waiter: JobWaiter, *, concurrency: int) -> None:
+        self._jobs = jobs
+        self._waiter = waiter
+        self._concurrency = concurrency
+        self._queue: asyncio.Queue[str] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def dispatch(self, job_ids: Sequence[str]) -> None:
+        for job_id in job_ids:
+            self._queue.put_nowait(job_id)
+
+    async def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._work()) for _ in range(self._concurrency)]
+        self._tasks.append(asyncio.create_task(self._sweep()))
+        await self.dispatch(await self._jobs.recoverable_job_ids())
+
+    async def stop(self, grace_s: float = 10.0) -> None:
+        """Let running jobs finish for up to ``grace_s``; unfinished ones stay in the database
+        and are picked up at the next start."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._queue.join(), timeout=grace_s)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    @property
+    def backlog(self) -> int:
+        return self._queue.qsize()
+
+    async def _work(self) -> None:
+        while True:
+            job_id = await self._queue.get()
+            try:
+                await self._jobs.run_job(job_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("job %s failed unexpectedly; it will be retried", job_id)
+            finally:
+                self._queue.task_done()
+                self._waiter.notify(job_id)
+
+    async def _sweep(self) -> None:
+        interval = self._jobs.settings.worker.sweep_interval_s
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.dispatch(await self._jobs.stale_job_ids(include_queued=False))
+            except Exception:
+                log.warning("sweep for stale jobs failed", exc_info=True)

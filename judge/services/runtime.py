@@ -1,0 +1,99 @@
+"""Assemble the long-lived parts a serving process needs (API or worker): database, rubrics,
+LLM client (with cache and limits), the job service and, when a panel uses simulated judges and
+no simulator URL is configured, a simulator subprocess of its own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from judge.llm.cache import CachingClient
+from judge.llm.client import ChatClient
+from judge.llm.limits import LimitedClient, ModelLimiter
+from judge.persistence.cache import SqlCallCache
+from judge.persistence.calibrations import SqlCalibrations
+from judge.persistence.database import Database
+from judge.persistence.keys import KeyStore
+from judge.rubrics import RubricRegistry
+from judge.services.jobs import JobService
+from judge.services.panels import needs_simulator, panel_spec
+from judge.services.scoring import Scorer
+from judge.settings import SIMULATED_PANEL, Settings
+from judge.simulator import SimulatorOptions, SimulatorProcess
+
+
+@dataclass
+class ServiceRuntime:
+    settings: Settings
+    database: Database
+    registry: RubricRegistry
+    jobs: JobService
+    keys: KeyStore
+    limiter: ModelLimiter
+    simulator: SimulatorProcess | None = None
+
+    async def close(self) -> None:
+        await self.limiter.close()
+        await self.database.dispose()
+        if self.simulator is not None:
+            self.simulator.stop()
+
+
+def uses_simulator(settings: Settings) -> bool:
+    names = list(settings.panels) or [SIMULATED_PANEL]
+    return any(needs_simulator(panel_spec(settings, name)[1]) for name in names)
+
+
+def build_client(settings: Settings, database: Database, limiter: ModelLimiter) -> ChatClient:
+    from judge.llm.litellm_client import LiteLLMClient, ModelPrice, RetryPolicy
+
+    client: ChatClient = LiteLLMClient(
+        retry=RetryPolicy(
+            max_retries=settings.llm.max_retries, backoff_base_s=settings.llm.backoff_base_s
+        ),
+        prices={
+            m: ModelPrice(p.input_per_mtok, p.output_per_mtok) for m, p in settings.prices.items()
+        },
+    )
+    client = LimitedClient(client, limiter)
+    if settings.worker.cache_enabled:
+        client = CachingClient(client, SqlCallCache(database))
+    return client
+
+
+def build_runtime(settings: Settings) -> ServiceRuntime:
+    """Build everything (starting the simulator if needed); call ``close()`` when done."""
+    simulator: SimulatorProcess | None = None
+    simulator_url = settings.simulator.url
+    if simulator_url is None and uses_simulator(settings):
+        simulator = SimulatorProcess(
+            SimulatorOptions(
+                latency_ms=settings.simulator.latency_ms,
+                jitter_ms=settings.simulator.jitter_ms,
+                rubrics_dir=settings.rubrics_dir,
+            )
+        ).start()
+        simulator_url = simulator.base_url
+    database = Database(settings.database_url)
+    registry = RubricRegistry.from_directory(settings.rubrics_dir)
+    limiter = ModelLimiter.from_settings(settings)
+    scorer = Scorer(
+        registry=registry,
+        client=build_client(settings, database, limiter),
+        calibrations=SqlCalibrations(database),
+    )
+    jobs = JobService(
+        settings=settings,
+        registry=registry,
+        database=database,
+        scorer=scorer,
+        simulator_url=simulator_url,
+    )
+    return ServiceRuntime(
+        settings=settings,
+        database=database,
+        registry=registry,
+        jobs=jobs,
+        keys=KeyStore(database),
+        limiter=limiter,
+        simulator=simulator,
+    )

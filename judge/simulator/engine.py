@@ -1,0 +1,165 @@
+"""Compose a simulated judge's reply: ratings per persona, serialised as the caller asked."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from judge.simulator.conversation import JudgedView, proscriptive_ids, read_view
+from judge.simulator.heuristics import heuristic_rating
+from judge.simulator.options import SimulatorOptions
+from judge.simulator.personas import (
+    Persona,
+    lenient_value,
+    noisy_value,
+    random_value,
+    seeded,
+)
+from judge.simulator.replay import ReplayTable, coerce
+from judge.simulator.schema import DimSpec, requested_dimensions, requested_schema
+
+Ratings = dict[str, dict[str, Any]]
+MALFORMED_KINDS = ("invalid_json", "truncated_json", "out_of_scale", "missing_dimension")
+
+
+@dataclass(frozen=True)
+class Reply:
+    content: str
+    finish_reason: str = "stop"
+
+
+def _dump(ratings: Ratings) -> str:
+    return json.dumps({"ratings": ratings}, ensure_ascii=False)
+
+
+class Engine:
+    """Stateless apart from its loaded tables: the same request gives the same ratings."""
+
+    def __init__(
+        self,
+        options: SimulatorOptions,
+        replay: dict[str, ReplayTable],
+        labels: list[ReplayTable],
+    ) -> None:
+        self.options = options
+        self.replay = replay
+        self.labels = labels
+
+    def answer(self, persona: Persona, body: dict[str, Any], call_rng: random.Random) -> Reply:
+        messages = body.get("messages") or []
+        schema = requested_schema(body.get("response_format"))
+        dims = requested_dimensions(schema) if schema is not None else None
+        view = read_view(messages)
+        if dims is None:
+            return Reply(self._plain_text(persona, view))
+        if persona.kind == "replay":
+            return self._replay(persona, view, dims)
+        ratings = self.accurate(persona, view, dims, proscriptive_ids(messages))
+        if persona.kind == "noisy":
+            for spec in dims:
+                rng = seeded(self.options.seed, "noisy", persona.tag, view.key, spec.id)
+                entry = ratings[spec.id]
+                entry["rating"] = noisy_value(spec, entry["rating"], rng, self.options.noise_rate)
+        elif persona.kind == "lenient":
+            for spec in dims:
+                ratings[spec.id]["rating"] = lenient_value(spec, ratings[spec.id]["rating"])
+        elif persona.kind == "random":
+            rng = seeded(self.options.seed, "random", persona.tag, view.key)
+            for spec in dims:
+                ratings[spec.id] = {
+                    "rationale": f"[simulated {persona.label} judge] a random pick.",
+                    "rating": random_value(spec, rng),
+                }
+        elif persona.kind == "malformed" and call_rng.random() < self.options.malformed_rate:
+            return malformed(ratings, dims, call_rng)
+        return Reply(_dump(ratings))
+
+    def accurate(
+        self,
+        persona: Persona,
+        view: JudgedView,
+        dims: list[DimSpec],
+        proscriptive: frozenset[str] = frozenset(),
+    ) -> Ratings:
+        """Reference labels where a ``--labels`` file has them, else the text heuristics."""
+        row: dict[str, str] = {}
+        source = ""
+        for table in self.labels:
+            found = table.row(view.key)
+            if found is not None:
+                row, source = found, table.path.name
+                break
+        ratings: Ratings = {}
+        for spec in dims:
+            raw = row.get(spec.id)
+            value = coerce(raw, spec, clamp=True) if raw is not None else None
+            if value is not None:
+                rationale = f"[simulated {persona.label} judge] reference label from {source}."
+            else:
+                value, rationale = heuristic_rating(
+                    spec, view, persona.label, spec.id in proscriptive
+                )
+            ratings[spec.id] = {"rationale": rationale, "rating": value}
+        return ratings
+
+    def _replay(self, persona: Persona, view: JudgedView, dims: list[DimSpec]) -> Reply:
+        table = self.replay[persona.replay_name]
+        row = table.row(view.key)
+        if row is None:
+            return Reply(
+                f"[simulated {persona.label} judge] I'm sorry, but I can't rate this "
+                f"conversation: it is not among the recorded annotations in {table.path.name}."
+            )
+        ratings: Ratings = {}
+        for spec in dims:
+            raw = row.get(spec.id)
+            value = coerce(raw, spec, clamp=False) if raw is not None else None
+            if value is not None:
+                ratings[spec.id] = {
+                    "rationale": f"[simulated {persona.label} judge] rating recorded in "
+                    f"{table.path.name}.",
+                    "rating": value,
+                }
+        return Reply(_dump(ratings))
+
+    def _plain_text(self, persona: Persona, view: JudgedView) -> str:
+        words = sum(len(t.split()) for t in view.judged_texts)
+        return (
+            f"[simulated {persona.label} judge] This is the empathy-judge LLM simulator, not a "
+            f"real model. I read {len(view.turns)} turn(s) and judged {len(view.judged)} "
+            f"({words} words). Send a json_schema response_format with properties.ratings to "
+            f"get structured ratings."
+        )
+
+
+def _off_scale(spec: DimSpec, rng: random.Random) -> Any:
+    if spec.kind == "ordinal":
+        return spec.levels[-1] + rng.randint(1, 3)
+    if spec.kind == "binary":
+        return "yes"
+    if spec.kind == "nominal":
+        return "unlisted_label"
+    if spec.kind == "ranked":
+        return ["unlisted_label"]
+    return ""
+
+
+def malformed(ratings: Ratings, dims: list[DimSpec], rng: random.Random) -> Reply:
+    """One of four realistic failures: prose around broken JSON, a reply cut short, a rating
+    outside its scale, or a dimension left out."""
+    kind = rng.choice(MALFORMED_KINDS) if dims else "invalid_json"
+    if kind == "invalid_json":
+        text = _dump(ratings).replace('"ratings"', "ratings", 1)
+        return Reply(f"Here is my judgment of the reply:\n{text}")
+    if kind == "truncated_json":
+        text = _dump(ratings)
+        return Reply(text[: max(1, int(len(text) * rng.uniform(0.3, 0.9)))], "length")
+    spec = rng.choice(dims)
+    broken = {k: dict(v) for k, v in ratings.items()}
+    if kind == "out_of_scale":
+        broken[spec.id]["rating"] = _off_scale(spec, rng)
+    else:
+        del broken[spec.id]
+    return Reply(_dump(broken))

@@ -1,0 +1,1 @@
+"""Celery workers: the only package that imports celery."""

@@ -1,0 +1,129 @@
+"""The Celery application and its one task, ``judge.score_job(job_id)``.
+
+Each worker process owns one asyncio event loop, running in a background thread, and one
+service runtime bound to it. Tasks are thin: they submit ``JobService.run_job`` to that loop
+and wait, so with the threads pool one process keeps ``concurrency`` items (and three times as
+many LLM calls) in flight. Tasks take ids, acknowledge late and are idempotent; a sweeper on
+the same loop re-sends jobs whose message was lost (a killed worker, a restarted Redis).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from celery import Celery, Task
+from celery.signals import worker_ready, worker_shutdown
+
+from judge.services.notify import publish_done
+from judge.services.runtime import ServiceRuntime, build_runtime
+from judge.settings import Settings, load_settings
+from judge.worker.dispatch import QUEUE, TASK_NAME, broker_app, send_jobs
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class WorkerRuntime:
+    """The per-process event loop thread, the service runtime and the sweeper."""
+
+    def __init__(self, settings: Settings) -> None:
+        import redis.asyncio as aioredis
+
+        self.settings = settings
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self.loop.run_forever, name="judge-loop", daemon=True
+        )
+        self._thread.start()
+        self.runtime: ServiceRuntime = build_runtime(settings)
+        self.redis: Any = aioredis.from_url(settings.redis_url or "")
+        self._sender = broker_app(settings)
+        self._sweeper = asyncio.run_coroutine_threadsafe(self._sweep(), self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    async def _sweep(self) -> None:
+        worker = self.settings.worker
+        await self.runtime.database.check_migrated()
+        while True:
+            try:
+                backlog = int(await self.redis.llen(QUEUE))
+                ids = await self.runtime.jobs.stale_job_ids(include_queued=backlog == 0)
+                if ids:
+                    log.info("re-sending %d job(s) whose run was lost", len(ids))
+                    await asyncio.to_thread(send_jobs, self._sender, ids)
+            except Exception:
+                log.warning("sweep for lost jobs failed; will retry", exc_info=True)
+            await asyncio.sleep(worker.sweep_interval_s)
+
+    def close(self) -> None:
+        self._sweeper.cancel()
+
+        async def shutdown() -> None:
+            await self.redis.aclose()
+            await self.runtime.close()
+
+        try:
+            self.run(shutdown())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+_runtime: WorkerRuntime | None = None
+_runtime_lock = threading.Lock()
+
+
+def worker_runtime() -> WorkerRuntime:
+    global _runtime
+    with _runtime_lock:
+        if _runtime is None:
+            _runtime = WorkerRuntime(load_settings())
+        return _runtime
+
+
+def create_celery(settings: Settings) -> Celery:
+    app = Celery("empathy-judge", broker=settings.redis_url)
+    app.conf.update(
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_ignore_result=True,
+        task_default_queue=QUEUE,
+        worker_prefetch_multiplier=1,
+        broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=None,
+        broker_transport_options={"visibility_timeout": 3600},
+        worker_hijack_root_logger=False,
+        worker_cancel_long_running_tasks_on_connection_loss=False,
+    )
+
+    @app.task(name=TASK_NAME, bind=True, acks_late=True, max_retries=None)  # type: ignore[untyped-decorator]
+    def score_job(self: Task, job_id: str) -> None:
+        rt = worker_runtime()
+        try:
+            rt.run(rt.runtime.jobs.run_job(job_id))
+        except Exception as exc:
+            delay = min(60, 2 ** min(self.request.retries, 6))
+            log.warning("job %s raised %r; retrying in %ss", job_id, exc, delay)
+            raise self.retry(exc=exc, countdown=delay) from exc
+        rt.run(publish_done(rt.redis, job_id))
+
+    return app
+
+
+@worker_ready.connect  # type: ignore[untyped-decorator]
+def _start_runtime(**_: Any) -> None:
+    worker_runtime()  # build before the first task: imports, engine, simulator, sweeper
+
+
+@worker_shutdown.connect  # type: ignore[untyped-decorator]
+def _stop_runtime(**_: Any) -> None:
+    if _runtime is not None:
+        _runtime.close()
+
+
+celery_app = create_celery(load_settings())

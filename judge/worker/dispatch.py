@@ -1,0 +1,50 @@
+"""Enqueue jobs for Celery workers by task name (the API never imports the task module)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from celery import Celery
+
+from judge.settings import Settings
+
+log = logging.getLogger(__name__)
+TASK_NAME = "judge.score_job"
+QUEUE = "judge"
+
+
+def broker_app(settings: Settings) -> Celery:
+    app = Celery("empathy-judge-client", broker=settings.redis_url)
+    app.conf.update(
+        broker_connection_retry_on_startup=True,
+        broker_connection_timeout=3,
+        task_default_queue=QUEUE,
+        broker_transport_options={"visibility_timeout": 3600},
+    )
+    return app
+
+
+def send_jobs(app: Celery, job_ids: Sequence[str]) -> None:
+    with app.producer_or_acquire() as producer:
+        for job_id in job_ids:
+            app.send_task(TASK_NAME, args=[job_id], queue=QUEUE, producer=producer)
+
+
+class CeleryDispatcher:
+    """Sends one task per job. A failed send is logged, not raised: the job is committed and
+    the workers' sweeper re-sends jobs whose message never arrived."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._app = broker_app(settings)
+
+    async def dispatch(self, job_ids: Sequence[str]) -> None:
+        if not job_ids:
+            return
+        try:
+            await asyncio.to_thread(send_jobs, self._app, list(job_ids))
+        except Exception:
+            log.warning(
+                "could not enqueue %d job(s); the sweeper will retry", len(job_ids), exc_info=True
+            )
