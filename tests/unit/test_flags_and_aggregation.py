@@ -16,7 +16,13 @@ def prior(expert: float | None, judge: float | None) -> Prior:
 
 
 def flag(**kw: object):  # type: ignore[no-untyped-def]
-    args = {"policy": POLICY, "calibration": None, "valid_judges": 3, "quorum": 2, "disagreement": False}
+    args = {
+        "policy": POLICY,
+        "calibration": None,
+        "valid_judges": 3,
+        "quorum": 2,
+        "disagreement": False,
+    }
     args.update(kw)
     return reliability_flag(**args)  # type: ignore[arg-type]
 
@@ -54,7 +60,9 @@ def test_calibrated_judges_below_floor_are_untrusted() -> None:
 
 
 def test_calibrated_expert_baseline_overrides_the_prior() -> None:
-    result = flag(prior=prior(0.7, 0.7), calibration=Calibration("r", judge_kappa=0.8, expert_kappa=0.3))
+    result = flag(
+        prior=prior(0.7, 0.7), calibration=Calibration("r", judge_kappa=0.8, expert_kappa=0.3)
+    )
     assert result.reasons == ["low_expert_agreement"]
     assert result.expert_kappa == 0.3
 

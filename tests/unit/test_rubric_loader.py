@@ -97,7 +97,9 @@ def test_example_rated_off_scale() -> None:
 
 def test_unknown_key_is_an_error_not_ignored() -> None:
     problems = problems_of(VALID.replace("    name: Warmth\n", "    name: Warmth\n    weight: 2\n"))
-    assert problems == ["x.yaml:11: dimensions[warmth].weight: unknown key (not part of the rubric schema)"]
+    assert problems == [
+        "x.yaml:11: dimensions[warmth].weight: unknown key (not part of the rubric schema)"
+    ]
 
 
 def test_missing_required_field() -> None:
@@ -144,8 +146,13 @@ def test_all_shipped_rubrics_validate() -> None:
     assert result.exit_code == 0, result.output
     ids = {r.id for r in RubricRegistry.from_directory().all()}
     expected = {
-        "empathetic-dialogues", "epitome", "perceived-empathy", "lend-an-ear",
-        "rescue-couple", "rescue-family", "rescue-response",
+        "empathetic-dialogues",
+        "epitome",
+        "perceived-empathy",
+        "lend-an-ear",
+        "rescue-couple",
+        "rescue-family",
+        "rescue-response",
     }
     assert expected <= ids
 
