@@ -17,6 +17,11 @@ from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 
 from judge import __version__
 from judge.api.auth import require_scope
+from judge.api.calibration_routes import (
+    create_calibration,
+    get_calibration,
+    get_calibration_report,
+)
 from judge.api.meta_routes import get_rubric, health, list_rubrics, ready
 from judge.api.problems import handle_exception
 from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
@@ -71,6 +76,9 @@ def create_app(settings: Settings) -> Litestar:
             get_batch_results,
             list_rubrics,
             get_rubric,
+            create_calibration,
+            get_calibration,
+            get_calibration_report,
             health,
             ready,
         ],

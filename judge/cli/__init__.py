@@ -14,6 +14,7 @@ import click  # noqa: E402
 
 from judge.cli.agreement import agreement  # noqa: E402
 from judge.cli.batch import batch  # noqa: E402
+from judge.cli.calibrate import calibrate  # noqa: E402
 from judge.cli.demo import demo  # noqa: E402
 from judge.cli.keys import keys  # noqa: E402
 from judge.cli.rubrics import rubrics  # noqa: E402
@@ -38,3 +39,4 @@ main.add_command(worker)
 main.add_command(db)
 main.add_command(keys)
 main.add_command(batch)
+main.add_command(calibrate)

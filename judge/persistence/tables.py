@@ -24,6 +24,7 @@ class Batch(SQLModel, table=True):
     rubric_version: str = Field(max_length=20)
     rubric_hash: str = Field(max_length=80)
     panel_name: str = Field(max_length=100)
+    kind: str = Field(default="batch", max_length=16, description="batch or calibration")
     total: int = 0
     rejected: int = 0
     rejections_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
@@ -128,7 +129,9 @@ class CalibrationRun(SQLModel, table=True):
     panel_signature: str = Field(sa_column=Column(Text, nullable=False))
     status: str = Field(default="queued", max_length=16)
     label: str | None = Field(default=None, max_length=200)
+    batch_id: str | None = Field(default=None, foreign_key="batches.id", max_length=32)
     n_items: int = 0
+    labels_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     dimensions_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))
     report_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))

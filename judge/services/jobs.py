@@ -12,7 +12,7 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
@@ -68,6 +68,9 @@ class JobService:
     scorer: Scorer
     simulator_url: str | None = None
     _panels: dict[str, Panel] = field(default_factory=dict)
+    #: called with a finished batch job (e.g. to complete a calibration run when its last
+    #: item is done); a hook's failure is logged and never fails the job
+    batch_job_hooks: list[Callable[[ScoreJob], Awaitable[None]]] = field(default_factory=list)
 
     # -- panels and rubrics -----------------------------------------------------------------
     def panel(self, name: str | None) -> Panel:
@@ -181,13 +184,23 @@ class JobService:
         payload["item_id"] = job.item_id
         ratings = _ratings_by_model(result)
         async with self.database.session() as session:
-            return await repo.finish_job(
+            finished = await repo.finish_job(
                 session,
                 job_id,
                 result_json=json.dumps(payload, ensure_ascii=False),
                 calls=result.calls,
                 ratings_by_model=ratings,
             )
+        if finished and job.batch_id:
+            await self._run_batch_hooks(job)
+        return finished
+
+    async def _run_batch_hooks(self, job: ScoreJob) -> None:
+        for hook in self.batch_job_hooks:
+            try:
+                await hook(job)
+            except Exception:
+                log.exception("batch hook failed after job %s", job.id)
 
     async def _keep_lease(self, job_id: str, lease: float) -> None:
         while True:

@@ -14,6 +14,7 @@ from judge.persistence.calibrations import SqlCalibrations
 from judge.persistence.database import Database
 from judge.persistence.keys import KeyStore
 from judge.rubrics import RubricRegistry
+from judge.services.calibration import CalibrationService
 from judge.services.jobs import JobService
 from judge.services.panels import needs_simulator, panel_spec
 from judge.services.scoring import Scorer
@@ -29,6 +30,7 @@ class ServiceRuntime:
     jobs: JobService
     keys: KeyStore
     limiter: ModelLimiter
+    calibrations: CalibrationService
     simulator: SimulatorProcess | None = None
 
     async def close(self) -> None:
@@ -95,5 +97,6 @@ def build_runtime(settings: Settings) -> ServiceRuntime:
         jobs=jobs,
         keys=KeyStore(database),
         limiter=limiter,
+        calibrations=CalibrationService(jobs),
         simulator=simulator,
     )

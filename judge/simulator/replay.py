@@ -19,37 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from judge.domain.rubric import Rubric
+from judge.domain.transcript import TEXT_COLUMNS, split_full_conversation
 from judge.simulator.conversation import turns_key
 from judge.simulator.schema import DimSpec
 
-TEXT_COLUMNS = frozenset({"full_conversation", "seeker_post", "response_post", "response"})
-_SPEAKER_LINE = re.compile(
-    r"^\s*(seeker|supporter|listener|counselor|therapist|client|helper|user|assistant|"
-    r"speaker\s*\w+)\s*:\s?(.*)$",
-    re.IGNORECASE,
-)
 _TRUE = frozenset({"true", "t", "yes", "y", "1"})
 _FALSE = frozenset({"false", "f", "no", "n", "0"})
 
 
 class ReplayFileError(ValueError):
     """An annotation file that cannot be served (unreadable, or without conversation text)."""
-
-
-def split_full_conversation(text: str) -> list[tuple[str, str]]:
-    """``(speaker, text)`` pairs of a ``Seeker: ...`` / ``Supporter: ...`` transcript, empty
-    turns dropped."""
-    turns: list[tuple[str, str]] = []
-    for line in text.splitlines():
-        match = _SPEAKER_LINE.match(line)
-        if match:
-            turns.append((match.group(1).strip().lower(), match.group(2).strip()))
-        elif line.strip() and turns:
-            speaker, body = turns[-1]
-            turns[-1] = (speaker, f"{body}\n{line.strip()}".strip())
-        elif line.strip():
-            turns.append(("unknown", line.strip()))
-    return [(speaker, body) for speaker, body in turns if body]
 
 
 def column_targets(columns: Iterable[str], rubrics: Iterable[Rubric]) -> dict[str, set[str]]:

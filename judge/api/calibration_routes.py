@@ -1,0 +1,75 @@
+"""Calibration runs over HTTP (admin scope)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Request, Response, get, post
+from litestar.params import Parameter
+from pydantic import BaseModel, ConfigDict, Field
+
+from judge.api.problems import ProblemError
+from judge.api.state import ApiState
+from judge.services.calibration import CalibrationNotFound
+from judge.services.calibration_html import render_report_html
+
+
+class CalibrationRequest(BaseModel):
+    """Expert-labelled items: ``{"id"?, "item": {...}, "labels": {expert: {dim: value}}}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubric: str = Field(min_length=1)
+    panel: str | None = None
+    label: str | None = Field(default=None, max_length=200)
+    items: list[Any]
+
+
+def _state(request: Request[Any, Any, Any]) -> ApiState:
+    state: ApiState = request.app.state.api
+    return state
+
+
+async def _view(state: ApiState, run_id: str) -> dict[str, Any]:
+    try:
+        return await state.runtime.calibrations.view(run_id)
+    except CalibrationNotFound as exc:
+        raise ProblemError(404, exc.message, field="id") from None
+
+
+@post(
+    "/v1/calibrations", opt={"scope": "admin"}, status_code=202, summary="Start a calibration run"
+)
+async def create_calibration(
+    request: Request[Any, Any, Any],
+    data: CalibrationRequest,
+    wait: Annotated[float | None, Parameter(ge=0)] = None,
+) -> Response[dict[str, Any]]:
+    state = _state(request)
+    run, job_ids = await state.runtime.calibrations.submit(
+        rubric_id=data.rubric, panel_name=data.panel, items=data.items, label=data.label
+    )
+    await state.dispatcher.dispatch(job_ids)
+    if wait:
+        await state.waiter.wait(job_ids, min(wait, state.runtime.settings.api.max_wait_s))
+    view = await _view(state, run.id)
+    status = 200 if view["status"] == "completed" else 202
+    return Response(view, status_code=status, headers={"Location": f"/v1/calibrations/{run.id}"})
+
+
+@get("/v1/calibrations/{run_id:str}", opt={"scope": "admin"}, summary="A calibration run")
+async def get_calibration(request: Request[Any, Any, Any], run_id: str) -> dict[str, Any]:
+    return await _view(_state(request), run_id)
+
+
+@get(
+    "/v1/calibrations/{run_id:str}/report",
+    opt={"scope": "admin"},
+    summary="The run's agreement heatmap and table (HTML)",
+    media_type="text/html",
+)
+async def get_calibration_report(request: Request[Any, Any, Any], run_id: str) -> Response[str]:
+    view = await _view(_state(request), run_id)
+    if "report" not in view:
+        raise ProblemError(409, f"calibration {run_id} is still {view['status']}", field="id")
+    return Response(render_report_html(view["report"]), media_type="text/html")

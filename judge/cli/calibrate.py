@@ -1,0 +1,165 @@
+"""``judge calibrate``: measure a panel against expert labels and print the reliability report.
+
+Without ``--url`` it runs here, on the configured database (so later scores on that
+database use the result); with ``--url`` it submits to a running server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import click
+import httpx
+from rich.table import Table
+
+from judge.cli._output import console, fail, print_json
+from judge.errors import JudgeError
+from judge.rubrics import RubricRegistry
+from judge.services.calibration_html import render_report_html
+from judge.services.label_files import read_label_files
+from judge.settings import load_settings
+
+
+async def _run_here(
+    rubric_id: str, panel: str | None, items: list[Any], label: str | None
+) -> dict[str, Any]:
+    from judge.services.runtime import build_runtime
+
+    runtime = build_runtime(load_settings())
+    try:
+        await runtime.database.check_migrated()
+        run, job_ids = await runtime.calibrations.submit(
+            rubric_id=rubric_id, panel_name=panel, items=items, label=label
+        )
+        limit = asyncio.Semaphore(runtime.settings.worker.concurrency)
+
+        async def one(job_id: str) -> None:
+            async with limit:
+                await runtime.jobs.run_job(job_id)
+
+        await asyncio.gather(*(one(j) for j in job_ids))
+        return await runtime.calibrations.view(run.id)
+    finally:
+        await runtime.close()
+
+
+def _run_remote(url: str, key: str | None, body: dict[str, Any]) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    with httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=None) as client:
+        response = client.post("/v1/calibrations", params={"wait": 600}, json=body)
+        if response.status_code >= 400:
+            problem = response.json()
+            field = f" (field: {problem['field']})" if problem.get("field") else ""
+            raise JudgeError(f"HTTP {response.status_code}: {problem.get('detail')}{field}")
+        view: dict[str, Any] = response.json()
+        while view["status"] != "completed":
+            view = client.get(f"/v1/calibrations/{view['id']}").json()
+        return view
+
+
+def _fmt(value: Any) -> str:
+    return "-" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def print_report(report: dict[str, Any]) -> None:
+    out = console()
+    rubric = report["rubric"]
+    out.print(
+        f"[bold]Calibration {report['run_id']}[/bold]: {rubric['id']} v{rubric['version']}, "
+        f"{report['n_items']} items, experts {', '.join(report['experts'])}, "
+        f"line κ={report['threshold']}, floor κ={report['floor']}"
+    )
+    table = Table(
+        "dimension",
+        "experts κ",
+        *[j.split("/")[-1] for j in report["judges"]],
+        "panel",
+        "95% CI (panel)",
+        "flag",
+    )
+    for dim_id, dim in report["dimensions"].items():
+        if not dim.get("raters"):
+            table.add_row(dim_id, "-", *["-"] * len(report["judges"]), "-", "-", "not calibrated")
+            continue
+        by_rater = {r["rater"]: r for r in dim["raters"]}
+        panel = by_rater["panel"]
+        flag = dim["flag"]
+        extras = [f"{k} {_fmt(panel[k])}" for k in ("f1", "recall_at_1", "mrr") if k in panel]
+        table.add_row(
+            dim_id,
+            _fmt((dim.get("expert_expert") or {}).get("median")),
+            *[_fmt(by_rater[j]["kappa"]) for j in report["judges"]],
+            _fmt(panel["kappa"]) + (f" ({', '.join(extras)})" if extras else ""),
+            f"[{_fmt(panel['ci95'][0])}, {_fmt(panel['ci95'][1])}]",
+            f"{flag['level']}: {', '.join(flag['reasons']) or '-'}",
+        )
+    out.print(table)
+
+
+@click.command("calibrate")
+@click.option("--rubric", "rubric_id", required=True)
+@click.option("--panel", default=None, help="configured panel (default: the default panel)")
+@click.option("--label", default=None, help="a name for this run")
+@click.option("--id", "id_cols", default="", help="id column(s) of CSV files, comma-separated")
+@click.option(
+    "--text",
+    "text_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="CSV carrying the conversation text",
+)
+@click.option(
+    "--url", envvar="JUDGE_URL", default=None, help="submit to this server instead of running here"
+)
+@click.option("--key", envvar="JUDGE_API_KEY", default=None)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="also write the HTML report here",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+)
+@click.argument(
+    "labels", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+def calibrate(
+    rubric_id: str,
+    panel: str | None,
+    label: str | None,
+    id_cols: str,
+    text_file: Path | None,
+    url: str | None,
+    key: str | None,
+    report_path: Path | None,
+    fmt: str,
+    labels: tuple[Path, ...],
+) -> None:
+    """Score expert-labelled items (LABELS: JSON Lines, or CSV files) and report agreement."""
+    try:
+        settings = load_settings()
+        rubric = RubricRegistry.from_directory(settings.rubrics_dir).get(rubric_id)
+        ids = [c.strip() for c in id_cols.split(",") if c.strip()]
+        items = read_label_files(list(labels), rubric, id_cols=ids, text_file=text_file)
+        if url:
+            view = _run_remote(
+                url, key, {"rubric": rubric_id, "panel": panel, "label": label, "items": items}
+            )
+        else:
+            view = asyncio.run(_run_here(rubric_id, panel, items, label))
+    except (JudgeError, OSError, httpx.HTTPError) as exc:
+        fail(getattr(exc, "message", None) or str(exc))
+        return
+    report = view["report"]
+    if report_path:
+        report_path.write_text(render_report_html(report), encoding="utf-8")
+    if fmt == "json":
+        print_json(view)
+    else:
+        print_report(report)
+        if report_path:
+            click.echo(f"HTML report: {report_path}")

@@ -1,0 +1,269 @@
+"""Calibration runs: score expert-labelled items with a panel, measure agreement, store it.
+
+A run is a batch of kind ``calibration`` plus the experts' labels. When its last item is
+done (a batch hook, or lazily when the run is read) the report is computed and stored, and
+from then on reliability flags for that rubric version and panel composition use it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy import select, update
+from sqlmodel import col
+
+from judge.domain.rubric import RankedScale, Rubric
+from judge.errors import ItemInvalid, JudgeError
+from judge.persistence import jobs as repo
+from judge.persistence.calibrations import latest_run
+from judge.persistence.tables import Batch, CalibrationRun, ScoreJob, utcnow
+from judge.services.calibration_report import ScoredItem, calibration_report, flag_inputs
+from judge.services.jobs import JobService, new_id
+
+CALIBRATION = "calibration"
+
+
+class LabelledItem(BaseModel):
+    """An item with one or more experts' labels per dimension."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = None
+    item: dict[str, Any]
+    labels: dict[str, dict[str, Any]] = Field(min_length=1, description="expert -> dim -> value")
+
+
+class CalibrationNotFound(JudgeError):
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no calibration run with id {run_id!r}")
+
+
+def _dimension_ids(rubric: Rubric) -> dict[str, str]:
+    """Dimension ids and their aliases (annotation-file column names) -> dimension id."""
+    names = {d.id: d.id for d in rubric.dimensions}
+    for d in rubric.dimensions:
+        names.update(dict.fromkeys(d.aliases, d.id))
+    return names
+
+
+def normalise_labels(
+    rubric: Rubric, labels: dict[str, dict[str, Any]], prefix: str, participants: tuple[str, ...]
+) -> dict[str, dict[str, Any]]:
+    """Map aliases to dimension ids and check every label against the dimension's scale."""
+    names = _dimension_ids(rubric)
+    out: dict[str, dict[str, Any]] = {}
+    for expert, ratings in labels.items():
+        if not isinstance(ratings, dict):
+            raise ItemInvalid(f"{prefix}.labels.{expert}", "must map dimension ids to labels")
+        clean: dict[str, Any] = {}
+        for key, value in ratings.items():
+            field = f"{prefix}.labels.{expert}.{key}"
+            if key not in names:
+                raise ItemInvalid(field, f"{key!r} is not a dimension of rubric {rubric.id!r}")
+            if value is None:
+                continue
+            dim = rubric.dimension(names[key])
+            if isinstance(dim.scale, RankedScale):
+                value = [value] if isinstance(value, str) else value
+                error = dim.scale.check(value, participants)
+            else:
+                if dim.scale.type == "ordinal" and isinstance(value, float) and value.is_integer():
+                    value = int(value)
+                error = dim.scale.check(value)
+            if error:
+                raise ItemInvalid(field, f"label {error}")
+            clean[dim.id] = value
+        out[expert] = clean
+    return out
+
+
+@dataclass
+class CalibrationService:
+    jobs: JobService
+
+    def __post_init__(self) -> None:
+        self.jobs.batch_job_hooks.append(self._after_job)
+
+    async def submit(
+        self,
+        *,
+        rubric_id: str,
+        panel_name: str | None,
+        items: Sequence[Any],
+        label: str | None = None,
+    ) -> tuple[CalibrationRun, list[str]]:
+        """Validate every item and label (any problem rejects the run), then persist it."""
+        from judge.services.scoring import validate_for_rubric
+
+        rubric = self.jobs.rubric(rubric_id)
+        panel = self.jobs.panel(panel_name)
+        if not items:
+            raise ItemInvalid("items", "a calibration needs at least one labelled item")
+        labelled: list[tuple[LabelledItem, dict[str, dict[str, Any]]]] = []
+        for n, raw in enumerate(items):
+            prefix = f"items[{n}]"
+            try:
+                entry = LabelledItem.model_validate(raw)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise ItemInvalid(f"{prefix}.{where}" if where else prefix, first["msg"]) from None
+            item = validate_for_rubric(entry.item, rubric, field_prefix=f"{prefix}.item")
+            participants = tuple(p.id for p in item.clients)
+            labelled.append((entry, normalise_labels(rubric, entry.labels, prefix, participants)))
+        batch = Batch(
+            id=new_id(),
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            rubric_hash=rubric.content_hash,
+            panel_name=panel.name,
+            kind=CALIBRATION,
+            total=len(labelled),
+        )
+        run = CalibrationRun(
+            id=new_id(),
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            rubric_hash=rubric.content_hash,
+            panel_name=panel.name,
+            panel_signature=panel.signature(),
+            status="running",
+            label=label,
+            batch_id=batch.id,
+            n_items=len(labelled),
+            labels_json=json.dumps([labels for _, labels in labelled], ensure_ascii=False),
+        )
+        jobs = [
+            ScoreJob(
+                id=new_id(),
+                batch_id=batch.id,
+                position=n + 1,
+                item_id=entry.id,
+                rubric_id=rubric.id,
+                rubric_version=rubric.version,
+                rubric_hash=rubric.content_hash,
+                panel_name=panel.name,
+                panel_signature=panel.signature(),
+                item_json=json.dumps(entry.item, ensure_ascii=False),
+            )
+            for n, (entry, _) in enumerate(labelled)
+        ]
+        async with self.jobs.database.session() as session:
+            session.add(batch)
+            await session.flush()
+            session.add(run)
+            await repo.add_jobs(session, jobs)
+            await session.commit()
+        return run, [j.id for j in jobs]
+
+    async def _after_job(self, job: ScoreJob) -> None:
+        async with self.jobs.database.session() as session:
+            batch = await repo.get_batch(session, job.batch_id or "")
+            if batch is None or batch.kind != CALIBRATION:
+                return
+            progress = await repo.batch_progress(session, batch)
+        if progress.done:
+            await self.finalize_batch(batch.id)
+
+    async def finalize_batch(self, batch_id: str) -> None:
+        async with self.jobs.database.session() as session:
+            rows = await session.execute(
+                select(col(CalibrationRun.id)).where(col(CalibrationRun.batch_id) == batch_id)
+            )
+            run_id = rows.scalars().first()
+        if run_id is not None:
+            await self.finalize(run_id)
+
+    async def finalize(self, run_id: str) -> CalibrationRun:
+        """Compute and store the report once every item is done (idempotent)."""
+        async with self.jobs.database.session() as session:
+            run = await session.get(CalibrationRun, run_id)
+            if run is None:
+                raise CalibrationNotFound(run_id)
+            if run.status != "running" or run.batch_id is None:
+                return run
+            batch = await repo.get_batch(session, run.batch_id)
+            assert batch is not None
+            progress = await repo.batch_progress(session, batch)
+            if not progress.done:
+                return run
+            jobs = [job async for job in repo.iter_batch_jobs(session, batch.id)]
+        rubric = self.jobs.rubric(run.rubric_id, run.rubric_version)
+        labels: list[dict[str, dict[str, Any]]] = json.loads(run.labels_json)
+        panel = self.jobs.panel(run.panel_name)
+        judges = [t.model for t in panel.judges]
+        items = [_scored(job, labels[(job.position or 1) - 1]) for job in jobs]
+        report = calibration_report(rubric, items, judges, run.id)
+        report["panel"] = {"name": run.panel_name, "judges": judges}
+        report["label"] = run.label
+        report["failed_items"] = progress.failed
+        async with self.jobs.database.session() as session:
+            await session.execute(
+                update(CalibrationRun)
+                .where(col(CalibrationRun.id) == run.id, col(CalibrationRun.status) == "running")
+                .values(
+                    status="completed",
+                    report_json=json.dumps(report, ensure_ascii=False),
+                    dimensions_json=json.dumps(flag_inputs(report)),
+                    finished_at=utcnow(),
+                )
+            )
+            await session.commit()
+            refreshed = await session.get(CalibrationRun, run.id, populate_existing=True)
+        forget = getattr(self.jobs.scorer.calibrations, "forget", None)
+        if callable(forget):
+            forget()
+        assert refreshed is not None
+        return refreshed
+
+    async def view(self, run_id: str) -> dict[str, Any]:
+        run = await self.finalize(run_id)
+        view: dict[str, Any] = {
+            "id": run.id,
+            "status": run.status,
+            "label": run.label,
+            "rubric": {"id": run.rubric_id, "version": run.rubric_version, "hash": run.rubric_hash},
+            "panel_name": run.panel_name,
+            "n_items": run.n_items,
+            "created_at": run.created_at.isoformat(),
+            "report_url": f"/v1/calibrations/{run.id}/report",
+        }
+        if run.batch_id:
+            async with self.jobs.database.session() as session:
+                batch = await repo.get_batch(session, run.batch_id)
+                if batch is not None:
+                    progress = await repo.batch_progress(session, batch)
+                    view["progress"] = {
+                        "total": progress.total,
+                        "completed": progress.completed,
+                        "failed": progress.failed,
+                    }
+        if run.report_json:
+            view["report"] = json.loads(run.report_json)
+        return view
+
+    async def latest_for(self, rubric: Rubric, panel_name: str | None) -> CalibrationRun | None:
+        panel = self.jobs.panel(panel_name)
+        return await latest_run(
+            self.jobs.database,
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            panel_signature=panel.signature(),
+        )
+
+
+def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
+    judges: dict[str, dict[str, Any]] = {}
+    aggregate: dict[str, Any] = {}
+    if job.status == repo.COMPLETED and job.result_json:
+        result = json.loads(job.result_json)
+        for dim_id, dim in result["dimensions"].items():
+            aggregate[dim_id] = dim.get("score")
+            for judge in dim["judges"]:
+                if judge["status"] == "ok":
+                    judges.setdefault(judge["model"], {})[dim_id] = judge["rating"]
+    return ScoredItem(labels=labels, judges=judges, aggregate=aggregate)
