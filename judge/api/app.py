@@ -24,6 +24,7 @@ from judge.api.calibration_routes import (
 )
 from judge.api.meta_routes import get_rubric, health, list_rubrics, ready
 from judge.api.problems import handle_exception
+from judge.api.reliability_routes import create_canary, get_reliability, list_canaries
 from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
 from judge.api.state import ApiState
 from judge.services.runner import InProcessRunner, JobWaiter
@@ -79,6 +80,9 @@ def create_app(settings: Settings) -> Litestar:
             create_calibration,
             get_calibration,
             get_calibration_report,
+            get_reliability,
+            create_canary,
+            list_canaries,
             health,
             ready,
         ],

@@ -31,6 +31,8 @@ class CachingClient:
         self._cache = cache
 
     async def complete(self, request: ChatRequest) -> ChatResult:
+        if not request.use_cache:
+            return await self._inner.complete(request)
         key = cache_key(request)
         hit = await self._cache.get(key)
         if hit is not None:

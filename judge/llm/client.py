@@ -24,6 +24,7 @@ class ChatRequest:
     api_base: str | None = None
     api_key: str | None = None
     timeout_s: float = 60.0
+    use_cache: bool = True
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,8 @@ async def run_judge(
     item: Item,
     target: JudgeTarget,
     dimensions: list[Dimension],
+    *,
+    use_cache: bool = True,
 ) -> JudgeOutcome:
     participants = tuple(p.id for p in item.clients)
     schema = response_format(judgment_schema(rubric, dimensions, participants))
@@ -83,6 +85,7 @@ async def run_judge(
         api_base=target.api_base,
         api_key=target.api_key,
         timeout_s=target.timeout_s,
+        use_cache=use_cache,
     )
     phash = prompt_hash(messages, schema, target.params)
     result = await client.complete(request)
@@ -112,6 +115,7 @@ async def run_judge(
                 api_base=target.api_base,
                 api_key=target.api_key,
                 timeout_s=target.timeout_s,
+                use_cache=use_cache,
             )
         )
         calls.append(

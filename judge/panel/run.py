@@ -45,12 +45,22 @@ class Panel:
 
 
 async def _judge_all(
-    client: ChatClient, rubric: Rubric, item: Item, target: JudgeTarget, per_dimension: bool
+    client: ChatClient,
+    rubric: Rubric,
+    item: Item,
+    target: JudgeTarget,
+    per_dimension: bool,
+    use_cache: bool,
 ) -> JudgeOutcome:
     if not per_dimension:
-        return await run_judge(client, rubric, item, target, list(rubric.dimensions))
+        return await run_judge(
+            client, rubric, item, target, list(rubric.dimensions), use_cache=use_cache
+        )
     parts = await asyncio.gather(
-        *(run_judge(client, rubric, item, target, [d]) for d in rubric.dimensions)
+        *(
+            run_judge(client, rubric, item, target, [d], use_cache=use_cache)
+            for d in rubric.dimensions
+        )
     )
     ratings = {k: v for p in parts for k, v in p.ratings.items()}
     abstentions = {k: v for p in parts for k, v in p.abstentions.items()}
@@ -99,12 +109,16 @@ async def score_item(
     panel: Panel,
     client: ChatClient,
     calibrations: Mapping[str, Calibration] | None = None,
+    use_cache: bool = True,
 ) -> ScoreResult:
     """Score ``item``; ``calibrations`` maps dimension id to this panel's calibration, if any."""
     check_item_fits(item, rubric)
     started = time.perf_counter()
     outcomes = await asyncio.gather(
-        *(_judge_all(client, rubric, item, t, panel.per_dimension_calls) for t in panel.judges)
+        *(
+            _judge_all(client, rubric, item, t, panel.per_dimension_calls, use_cache)
+            for t in panel.judges
+        )
     )
     quorum = panel.quorum or rubric.reliability.quorum
     participants = tuple(p.id for p in item.clients)

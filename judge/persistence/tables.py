@@ -53,6 +53,7 @@ class ScoreJob(SQLModel, table=True):
     item_json: str = Field(sa_column=Column(Text, nullable=False))
     status: str = Field(default="queued", max_length=16)
     attempts: int = 0
+    use_cache: bool = True
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     result_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
@@ -114,6 +115,22 @@ class ApiKey(SQLModel, table=True):
     last_used_at: datetime | None = Field(default=None, sa_column=_ts())
 
 
+class Canary(SQLModel, table=True):
+    """A calibration set re-scored on a schedule to watch the panel drift from its baseline."""
+
+    __tablename__ = "canaries"
+
+    id: str = Field(primary_key=True, max_length=32)
+    name: str = Field(max_length=200)
+    rubric_id: str = Field(max_length=100)
+    panel_name: str = Field(max_length=100)
+    baseline_run_id: str = Field(max_length=32)
+    interval_s: float
+    enabled: bool = True
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+    last_run_at: datetime | None = Field(default=None, sa_column=_ts())
+
+
 class CalibrationRun(SQLModel, table=True):
     """A panel scored on expert-labelled items; ``dimensions_json`` holds, per dimension, the
     agreement that reliability flags use (expert_kappa, judge_kappa), ``report_json`` the rest."""
@@ -130,6 +147,7 @@ class CalibrationRun(SQLModel, table=True):
     status: str = Field(default="queued", max_length=16)
     label: str | None = Field(default=None, max_length=200)
     batch_id: str | None = Field(default=None, foreign_key="batches.id", max_length=32)
+    canary_id: str | None = Field(default=None, foreign_key="canaries.id", max_length=32)
     n_items: int = 0
     labels_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     dimensions_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))

@@ -27,6 +27,7 @@ from judge.reliability._kappa import (
     kappa_result,
     weighted_kappa,
 )
+from judge.reliability._kappa_bootstrap import bootstrap_kappa_ci
 from judge.reliability._missing import is_missing
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "accuracy",
     "binary_prf",
     "bootstrap_ci",
+    "bootstrap_kappa_ci",
     "cohens_kappa",
     "contingency_table",
     "fleiss_kappa",

@@ -8,8 +8,8 @@ from then on reliability flags for that rubric version and panel composition use
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -81,9 +81,14 @@ def normalise_labels(
     return out
 
 
+FinalizeHook = Callable[[CalibrationRun, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
 @dataclass
 class CalibrationService:
     jobs: JobService
+    #: may extend a report before it is stored (the canary service adds drift)
+    finalize_hooks: list[FinalizeHook] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.jobs.batch_job_hooks.append(self._after_job)
@@ -95,6 +100,8 @@ class CalibrationService:
         panel_name: str | None,
         items: Sequence[Any],
         label: str | None = None,
+        use_cache: bool = True,
+        canary_id: str | None = None,
     ) -> tuple[CalibrationRun, list[str]]:
         """Validate every item and label (any problem rejects the run), then persist it."""
         from judge.services.scoring import validate_for_rubric
@@ -134,6 +141,7 @@ class CalibrationService:
             status="running",
             label=label,
             batch_id=batch.id,
+            canary_id=canary_id,
             n_items=len(labelled),
             labels_json=json.dumps([labels for _, labels in labelled], ensure_ascii=False),
         )
@@ -149,6 +157,7 @@ class CalibrationService:
                 panel_name=panel.name,
                 panel_signature=panel.signature(),
                 item_json=json.dumps(entry.item, ensure_ascii=False),
+                use_cache=use_cache,
             )
             for n, (entry, _) in enumerate(labelled)
         ]
@@ -201,6 +210,8 @@ class CalibrationService:
         report["panel"] = {"name": run.panel_name, "judges": judges}
         report["label"] = run.label
         report["failed_items"] = progress.failed
+        for hook in self.finalize_hooks:
+            report = await hook(run, report)
         async with self.jobs.database.session() as session:
             await session.execute(
                 update(CalibrationRun)
@@ -219,6 +230,29 @@ class CalibrationService:
             forget()
         assert refreshed is not None
         return refreshed
+
+    async def repeat(
+        self, run_id: str, *, canary_id: str | None, label: str | None
+    ) -> tuple[CalibrationRun, list[str]]:
+        """A new run on the items and labels of ``run_id``, bypassing the LLM call cache."""
+        async with self.jobs.database.session() as session:
+            run = await session.get(CalibrationRun, run_id)
+            if run is None or run.batch_id is None:
+                raise CalibrationNotFound(run_id)
+            jobs = [job async for job in repo.iter_batch_jobs(session, run.batch_id)]
+        labels: list[dict[str, Any]] = json.loads(run.labels_json)
+        items = [
+            {"id": job.item_id, "item": json.loads(job.item_json), "labels": labels[n]}
+            for n, job in enumerate(jobs)
+        ]
+        return await self.submit(
+            rubric_id=run.rubric_id,
+            panel_name=run.panel_name,
+            items=items,
+            label=label,
+            use_cache=False,
+            canary_id=canary_id,
+        )
 
     async def view(self, run_id: str) -> dict[str, Any]:
         run = await self.finalize(run_id)

@@ -29,7 +29,7 @@ from judge.domain.rubric import Dimension, Rubric
 from judge.reliability import (
     accuracy,
     binary_prf,
-    bootstrap_ci,
+    bootstrap_kappa_ci,
     cohens_kappa,
     krippendorff_alpha,
     mrr,
@@ -122,6 +122,31 @@ def _alpha(dim: Dimension, rows: list[list[Any]]) -> float | None:
     return None
 
 
+def _kappa_ci(
+    dim: Dimension, pred: list[Any], ref: list[Any], resamples: int
+) -> tuple[float, float]:
+    kind = dim.scale.type
+    if kind == "ordinal":
+        return bootstrap_kappa_ci(pred, ref, "quadratic", n_resamples=resamples, seed=17)
+    if kind == "ranked":
+        pred, ref = [_top1(p) for p in pred], [_top1(r) for r in ref]
+    return bootstrap_kappa_ci(pred, ref, None, numeric=False, n_resamples=resamples, seed=17)
+
+
+def _mean_normalised(dim: Dimension, values: list[Any]) -> float | None:
+    """Mean rating rescaled to 0..1 (ordinal) or the share of true (binary): drift's yardstick."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    scale = dim.scale
+    if scale.type == "ordinal":
+        span = scale.max - scale.min
+        return _finite(sum((float(v) - scale.min) / span for v in present) / len(present))
+    if scale.type == "binary":
+        return _finite(sum(1.0 for v in present if v) / len(present))
+    return None
+
+
 def _rater_stats(
     dim: Dimension, name: str, predicted: list[Any], gold: list[Any], resamples: int
 ) -> dict[str, Any]:
@@ -129,9 +154,7 @@ def _rater_stats(
     pred = [p for p, _ in pairs]
     ref = [g for _, g in pairs]
     kappa = agreement(dim, pred, ref)
-    low, high = bootstrap_ci(
-        lambda x, y: agreement(dim, x, y), pred, ref, n_resamples=resamples, seed=17
-    )
+    low, high = _kappa_ci(dim, pred, ref, resamples)
     stats: dict[str, Any] = {
         "rater": name,
         "kappa": _finite(kappa),
@@ -139,6 +162,7 @@ def _rater_stats(
         "n": sum(1 for p in pred if p is not None),
         "abstained": sum(1 for p in pred if p is None),
         "alpha": _alpha(dim, [pred, ref]),
+        "mean_normalised": _mean_normalised(dim, pred),
     }
     kind = dim.scale.type
     if kind in ("nominal", "binary"):

@@ -176,7 +176,7 @@ class JobService:
             return True
         renew = asyncio.create_task(self._keep_lease(job_id, lease))
         try:
-            result = await self.scorer.score(rubric, item, panel)
+            result = await self.scorer.score(rubric, item, panel, use_cache=job.use_cache)
         finally:
             renew.cancel()
         payload = result.model_dump(mode="json")

@@ -15,6 +15,7 @@ from judge.persistence.database import Database
 from judge.persistence.keys import KeyStore
 from judge.rubrics import RubricRegistry
 from judge.services.calibration import CalibrationService
+from judge.services.canary import CanaryService
 from judge.services.jobs import JobService
 from judge.services.panels import needs_simulator, panel_spec
 from judge.services.scoring import Scorer
@@ -31,6 +32,7 @@ class ServiceRuntime:
     keys: KeyStore
     limiter: ModelLimiter
     calibrations: CalibrationService
+    canaries: CanaryService
     simulator: SimulatorProcess | None = None
 
     async def close(self) -> None:
@@ -90,6 +92,7 @@ def build_runtime(settings: Settings) -> ServiceRuntime:
         scorer=scorer,
         simulator_url=simulator_url,
     )
+    calibrations = CalibrationService(jobs)
     return ServiceRuntime(
         settings=settings,
         database=database,
@@ -97,6 +100,7 @@ def build_runtime(settings: Settings) -> ServiceRuntime:
         jobs=jobs,
         keys=KeyStore(database),
         limiter=limiter,
-        calibrations=CalibrationService(jobs),
+        calibrations=calibrations,
+        canaries=CanaryService(calibrations),
         simulator=simulator,
     )

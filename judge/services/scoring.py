@@ -52,11 +52,14 @@ class Scorer:
     client: ChatClient
     calibrations: CalibrationLookup = field(default_factory=StaticCalibrations)
 
-    async def score(self, rubric: Rubric, item: Item, panel: Panel) -> ScoreResult:
+    async def score(
+        self, rubric: Rubric, item: Item, panel: Panel, *, use_cache: bool = True
+    ) -> ScoreResult:
         return await score_item(
             rubric=rubric,
             item=item,
             panel=panel,
             client=self.client,
             calibrations=await self.calibrations.latest(rubric, panel),
+            use_cache=use_cache,
         )

@@ -47,6 +47,7 @@ def upgrade() -> None:
         sa.Column("item_json", sa.Text(), nullable=False),
         sa.Column("status", sa.String(16), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
+        sa.Column("use_cache", sa.Boolean(), nullable=False),
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column("result_json", sa.Text(), nullable=True),
         sa.Column("created_at", TS, nullable=False),
@@ -102,6 +103,18 @@ def upgrade() -> None:
     )
     op.create_index("ix_api_keys_prefix", "api_keys", ["prefix"])
     op.create_table(
+        "canaries",
+        sa.Column("id", sa.String(32), primary_key=True),
+        sa.Column("name", sa.String(200), nullable=False),
+        sa.Column("rubric_id", sa.String(100), nullable=False),
+        sa.Column("panel_name", sa.String(100), nullable=False),
+        sa.Column("baseline_run_id", sa.String(32), nullable=False),
+        sa.Column("interval_s", sa.Float(), nullable=False),
+        sa.Column("enabled", sa.Boolean(), nullable=False),
+        sa.Column("created_at", TS, nullable=False),
+        sa.Column("last_run_at", TS, nullable=True),
+    )
+    op.create_table(
         "calibration_runs",
         sa.Column("id", sa.String(32), primary_key=True),
         sa.Column("rubric_id", sa.String(100), nullable=False),
@@ -112,6 +125,7 @@ def upgrade() -> None:
         sa.Column("status", sa.String(16), nullable=False),
         sa.Column("label", sa.String(200), nullable=True),
         sa.Column("batch_id", sa.String(32), sa.ForeignKey("batches.id"), nullable=True),
+        sa.Column("canary_id", sa.String(32), sa.ForeignKey("canaries.id"), nullable=True),
         sa.Column("n_items", sa.Integer(), nullable=False),
         sa.Column("labels_json", sa.Text(), nullable=False),
         sa.Column("dimensions_json", sa.Text(), nullable=False),
@@ -128,6 +142,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     op.drop_index("ix_calibration_lookup", "calibration_runs")
     op.drop_table("calibration_runs")
+    op.drop_table("canaries")
     op.drop_table("api_keys")
     op.drop_table("llm_cache")
     op.drop_index("ix_judgments_job_id", "judgments")

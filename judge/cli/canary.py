@@ -1,0 +1,132 @@
+"""``judge canary add | list | run`` and ``judge beat`` (the canary scheduler)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import click
+from rich.table import Table
+
+from judge.cli._output import FORMAT_OPTION, console, fail, print_json
+from judge.errors import JudgeError
+from judge.services.runtime import ServiceRuntime, build_runtime
+from judge.settings import Settings, load_settings
+
+T = TypeVar("T")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_interval(text: str) -> float:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
+    if not match:
+        raise click.BadParameter(f"{text!r}: use a number with s, m, h or d, e.g. 24h")
+    return float(match.group(1)) * _UNITS[match.group(2) or "s"]
+
+
+def _with_runtime(action: Callable[[ServiceRuntime], Awaitable[T]]) -> T:
+    async def run() -> T:
+        runtime = build_runtime(load_settings())
+        try:
+            await runtime.database.check_migrated()
+            return await action(runtime)
+        finally:
+            await runtime.close()
+
+    try:
+        return asyncio.run(run())
+    except (JudgeError, OSError) as exc:
+        fail(getattr(exc, "message", str(exc)))
+        raise AssertionError from exc
+
+
+async def _dispatcher(
+    settings: Settings, runtime: ServiceRuntime
+) -> Callable[[Sequence[str]], Awaitable[None]]:
+    if settings.redis_url:
+        from judge.worker.dispatch import CeleryDispatcher
+
+        return CeleryDispatcher(settings).dispatch
+
+    async def run_here(job_ids: Sequence[str]) -> None:
+        limit = asyncio.Semaphore(settings.worker.concurrency)
+
+        async def one(job_id: str) -> None:
+            async with limit:
+                await runtime.jobs.run_job(job_id)
+
+        await asyncio.gather(*(one(j) for j in job_ids))
+
+    return run_here
+
+
+@click.group("canary")
+def canary() -> None:
+    """Register calibration sets as canaries that `judge beat` re-scores on a schedule."""
+
+
+@canary.command("add")
+@click.option(
+    "--calibration", "run_id", required=True, help="a completed calibration run: the baseline"
+)
+@click.option("--every", "every", default="24h", show_default=True, help="interval, e.g. 30m, 24h")
+@click.option("--name", default=None)
+def add(run_id: str, every: str, name: str | None) -> None:
+    """Register a canary whose baseline is the calibration run RUN."""
+    interval = parse_interval(every)
+    created = _with_runtime(
+        lambda rt: rt.canaries.register(baseline_run_id=run_id, interval_s=interval, name=name)
+    )
+    click.echo(
+        f"canary {created.id} ({created.name}): {created.rubric_id}, "
+        f"panel {created.panel_name}, every {every}"
+    )
+
+
+@canary.command("list")
+@click.option("--rubric", default=None)
+@FORMAT_OPTION
+def list_canaries(rubric: str | None, fmt: str) -> None:
+    """List canaries."""
+    rows = _with_runtime(lambda rt: rt.canaries.all(rubric))
+    data: list[dict[str, Any]] = [r.model_dump(mode="json") for r in rows]
+    if fmt == "json":
+        print_json(data)
+        return
+    table = Table("id", "name", "rubric", "panel", "every (s)", "baseline", "last run")
+    for r in data:
+        table.add_row(
+            r["id"],
+            r["name"],
+            r["rubric_id"],
+            r["panel_name"],
+            f"{r['interval_s']:g}",
+            r["baseline_run_id"],
+            str(r["last_run_at"] or "-"),
+        )
+    console().print(table)
+
+
+@click.command("beat")
+@click.option("--tick", type=float, default=30.0, show_default=True, help="seconds between checks")
+@click.option("--once", is_flag=True, help="start the due canaries once and exit")
+def beat(tick: float, once: bool) -> None:
+    """Re-score due canaries (jobs go to Celery when JUDGE_REDIS_URL is set, else run here)."""
+    from judge.services.beat import beat_forever, start_due_canaries
+
+    settings = load_settings()
+
+    async def run(runtime: ServiceRuntime) -> None:
+        dispatch = await _dispatcher(settings, runtime)
+        if once:
+            started = await start_due_canaries(runtime.canaries, dispatch)
+            click.echo(f"started {len(started)} canary run(s): {', '.join(started) or '-'}")
+            return
+        click.echo(f"judge beat: checking canaries every {tick:g}s")
+        await beat_forever(runtime.canaries, dispatch, tick_s=tick)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        _with_runtime(run)
