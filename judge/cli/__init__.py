@@ -1,10 +1,14 @@
 """The ``judge`` command line.
 
-Each command group lives in its own module and is registered here; commands are thin: they
-parse arguments, call into the package, and print.
+Each command lives in its own module and is imported only when it runs (the package is
+large, and ``judge simulate-llm`` must start fast); commands are thin: they parse arguments,
+call into the package, and print.
 """
 
 from __future__ import annotations
+
+import importlib
+from typing import Any
 
 from judge._offline import configure_offline_env
 
@@ -12,31 +16,39 @@ configure_offline_env()
 
 import click  # noqa: E402
 
-from judge.cli.agreement import agreement  # noqa: E402
-from judge.cli.batch import batch  # noqa: E402
-from judge.cli.calibrate import calibrate  # noqa: E402
-from judge.cli.demo import demo  # noqa: E402
-from judge.cli.keys import keys  # noqa: E402
-from judge.cli.rubrics import rubrics  # noqa: E402
-from judge.cli.score import score  # noqa: E402
-from judge.cli.serve import db, serve, worker  # noqa: E402
-from judge.cli.simulate import simulate_llm  # noqa: E402
+#: command name -> "module:attribute"
+COMMANDS = {
+    "demo": "judge.cli.demo:demo",
+    "score": "judge.cli.score:score",
+    "rubrics": "judge.cli.rubrics:rubrics",
+    "serve": "judge.cli.serve:serve",
+    "worker": "judge.cli.serve:worker",
+    "beat": "judge.cli.canary:beat",
+    "db": "judge.cli.serve:db",
+    "keys": "judge.cli.keys:keys",
+    "batch": "judge.cli.batch:batch",
+    "calibrate": "judge.cli.calibrate:calibrate",
+    "canary": "judge.cli.canary:canary",
+    "agreement": "judge.cli.agreement:agreement",
+    "simulate-llm": "judge.cli.simulate:simulate_llm",
+    "bench": "judge.cli.bench:bench",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attribute = target.split(":")
+        command: Any = getattr(importlib.import_module(module), attribute)
+        return command  # type: ignore[no-any-return]
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="empathy-judge", prog_name="judge")
 def main() -> None:
     """empathy-judge: score empathic communication with a panel of LLM judges."""
-
-
-main.add_command(rubrics)
-main.add_command(score)
-main.add_command(demo)
-main.add_command(agreement)
-main.add_command(simulate_llm)
-main.add_command(serve)
-main.add_command(worker)
-main.add_command(db)
-main.add_command(keys)
-main.add_command(batch)
-main.add_command(calibrate)
