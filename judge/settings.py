@@ -102,6 +102,7 @@ class WorkerSettings(BaseModel):
     sweep_interval_s: float = Field(default=10.0, gt=0)
     cache_enabled: bool = Field(default=True, description="serve identical LLM calls from cache")
     metrics_port: int = Field(default=9808, ge=0, le=65535, description="worker /metrics; 0 = off")
+    metrics_host: str = Field(default="127.0.0.1", description="bind address of worker /metrics")
 
 
 class ModelLimit(BaseModel):

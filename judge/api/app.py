@@ -23,6 +23,7 @@ from judge.api.calibration_routes import (
     get_calibration_report,
 )
 from judge.api.meta_routes import get_rubric, health, list_rubrics, ready
+from judge.api.observability import HttpMetricsMiddleware, metrics_endpoint
 from judge.api.problems import handle_exception
 from judge.api.reliability_routes import create_canary, get_reliability, list_canaries
 from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
@@ -85,7 +86,9 @@ def create_app(settings: Settings) -> Litestar:
             list_canaries,
             health,
             ready,
+            metrics_endpoint,
         ],
+        middleware=[HttpMetricsMiddleware()],
         guards=[require_scope],
         exception_handlers={Exception: handle_exception},
         lifespan=[lifespan],

@@ -118,6 +118,9 @@ def beat(tick: float, once: bool) -> None:
     from judge.services.beat import beat_forever, start_due_canaries
 
     settings = load_settings()
+    from judge import metrics
+
+    metrics.configure_metrics(settings.metrics_dir)
 
     async def run(runtime: ServiceRuntime) -> None:
         dispatch = await _dispatcher(settings, runtime)

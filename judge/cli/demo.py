@@ -45,10 +45,11 @@ async def _run_demo(panel_name: str | None) -> tuple[list[tuple[str, ScoreResult
             await runner.stop()
         results = []
         for label, job_id in submitted:
-            job = await runtime.jobs.get_job(job_id)
-            if job is None or not job.result_json:
-                raise JudgeError(f"sample {label} did not complete: {job.error if job else 'lost'}")
-            results.append((label, ScoreResult.model_validate(json.loads(job.result_json))))
+            done = await runtime.jobs.get_job(job_id)
+            if done is None or not done.result_json:
+                why = done.error if done else "lost"
+                raise JudgeError(f"sample {label} did not complete: {why}")
+            results.append((label, ScoreResult.model_validate(json.loads(done.result_json))))
         simulated = runtime.jobs.panel(panel_name).simulated
         return results, safe_url(settings.database_url), simulated
     finally:
@@ -56,7 +57,9 @@ async def _run_demo(panel_name: str | None) -> tuple[list[tuple[str, ScoreResult
 
 
 @click.command("demo")
-@click.option("--panel", "panel_name", default=None, help="configured panel (default panel if unset)")
+@click.option(
+    "--panel", "panel_name", default=None, help="configured panel (default panel if unset)"
+)
 def demo(panel_name: str | None) -> None:
     """Score the bundled sample conversations and print scores with reliability flags."""
     out = console()

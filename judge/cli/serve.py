@@ -29,6 +29,15 @@ def is_loopback(host: str) -> bool:
             return False
 
 
+def _configure_metrics(settings: Settings) -> None:
+    """Before anything imports prometheus_client: multiprocess mode when a directory is set."""
+    from judge import metrics
+
+    metrics.configure_metrics(settings.metrics_dir)
+    if settings.metrics_dir is not None:
+        metrics.clean_multiproc_dir(settings.metrics_dir)
+
+
 async def _prepare(settings: Settings, migrate: bool) -> int:
     database = Database(settings.database_url)
     try:
@@ -52,6 +61,7 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
 
     try:
         settings = load_settings()
+        _configure_metrics(settings)
         host = host or settings.api.host
         port = settings.api.port if port is None else port
         active_keys = asyncio.run(_prepare(settings, migrate))
@@ -91,6 +101,7 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
 def worker(concurrency: int | None, loglevel: str) -> None:
     """Run a Celery worker (needs JUDGE_REDIS_URL)."""
     settings = load_settings()
+    _configure_metrics(settings)
     if not settings.redis_url:
         fail(
             "JUDGE_REDIS_URL is not set: workers need a Redis broker "

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select, update
 from sqlmodel import col
 
+from judge import metrics
 from judge.domain.rubric import RankedScale, Rubric
 from judge.errors import ItemInvalid, JudgeError
 from judge.persistence import jobs as repo
@@ -186,6 +187,14 @@ class CalibrationService:
             run_id = rows.scalars().first()
         if run_id is not None:
             await self.finalize(run_id)
+            # Another process may have stored the report first (a read finalises lazily);
+            # either way this process must stop serving flags from before the run.
+            self._forget_calibrations()
+
+    def _forget_calibrations(self) -> None:
+        forget = getattr(self.jobs.scorer.calibrations, "forget", None)
+        if callable(forget):
+            forget()
 
     async def finalize(self, run_id: str) -> CalibrationRun:
         """Compute and store the report once every item is done (idempotent)."""
@@ -212,6 +221,12 @@ class CalibrationService:
         report["failed_items"] = progress.failed
         for hook in self.finalize_hooks:
             report = await hook(run, report)
+        for dim_id, dim in report["dimensions"].items():
+            for rater in dim.get("raters", []):
+                metrics.set_calibration_kappa(run.rubric_id, dim_id, rater["rater"], rater["kappa"])
+            baseline = dim.get("expert_expert") or {}
+            if baseline.get("median") is not None:
+                metrics.set_calibration_kappa(run.rubric_id, dim_id, "experts", baseline["median"])
         async with self.jobs.database.session() as session:
             await session.execute(
                 update(CalibrationRun)
@@ -225,9 +240,7 @@ class CalibrationService:
             )
             await session.commit()
             refreshed = await session.get(CalibrationRun, run.id, populate_existing=True)
-        forget = getattr(self.jobs.scorer.calibrations, "forget", None)
-        if callable(forget):
-            forget()
+        self._forget_calibrations()
         assert refreshed is not None
         return refreshed
 

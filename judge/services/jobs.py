@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
 
+from judge import metrics
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import Rubric
 from judge.errors import ItemInvalid, JudgeError
@@ -111,6 +113,7 @@ class JobService:
         async with self.database.session() as session:
             await repo.add_jobs(session, [job])
             await session.commit()
+        metrics.job_submitted(rubric.id)
         return job
 
     async def submit_batch(
@@ -150,6 +153,7 @@ class JobService:
             await session.flush()
             await repo.add_jobs(session, jobs)
             await session.commit()
+        metrics.job_submitted(rubric.id, len(jobs))
         return batch, [j.id for j in jobs]
 
     # -- run ---------------------------------------------------------------------------------
@@ -173,13 +177,19 @@ class JobService:
         except JudgeError as exc:
             async with self.database.session() as session:
                 await repo.fail_job(session, job_id, exc.message)
+            metrics.job_finished(job.rubric_id, "failed")
             return True
+        started = time.perf_counter()
         renew = asyncio.create_task(self._keep_lease(job_id, lease))
         try:
-            result = await self.scorer.score(rubric, item, panel, use_cache=job.use_cache)
+            with metrics.job_running(rubric.id):
+                result = await self.scorer.score(rubric, item, panel, use_cache=job.use_cache)
         finally:
             renew.cancel()
-        payload = result.model_dump(mode="json")
+        for call in result.calls:
+            metrics.observe_call_record(call)
+        metrics.observe_result(rubric.id, result)
+        payload = result.model_dump(mode="json", exclude={"calls"})
         payload["id"] = job.id
         payload["item_id"] = job.item_id
         ratings = _ratings_by_model(result)
@@ -191,6 +201,8 @@ class JobService:
                 calls=result.calls,
                 ratings_by_model=ratings,
             )
+        if finished:
+            metrics.job_finished(rubric.id, "completed", time.perf_counter() - started)
         if finished and job.batch_id:
             await self._run_batch_hooks(job)
         return finished
@@ -220,6 +232,12 @@ class JobService:
             ids = await repo.stale_jobs(session, queued_before=cutoff if include_queued else None)
             await repo.mark_enqueued(session, ids)
         return ids
+
+    async def queue_depth(self) -> int:
+        async with self.database.session() as session:
+            depth = await repo.count_queued(session)
+        metrics.set_queue_depth(depth)
+        return depth
 
     async def recoverable_job_ids(self) -> list[str]:
         """At start-up of the embedded runner: every unfinished job (their runner is gone)."""

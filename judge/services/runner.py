@@ -112,5 +112,6 @@ class InProcessRunner:
             await asyncio.sleep(interval)
             try:
                 await self.dispatch(await self._jobs.stale_job_ids(include_queued=False))
+                await self._jobs.queue_depth()
             except Exception:
                 log.warning("sweep for stale jobs failed", exc_info=True)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from celery import Celery, Task
 from celery.signals import worker_ready, worker_shutdown
 
+from judge import metrics
 from judge.services.notify import publish_done
 from judge.services.runtime import ServiceRuntime, build_runtime
 from judge.settings import Settings, load_settings
@@ -53,6 +54,7 @@ class WorkerRuntime:
         while True:
             try:
                 backlog = int(await self.redis.llen(QUEUE))
+                await self.runtime.jobs.queue_depth()
                 ids = await self.runtime.jobs.stale_job_ids(include_queued=backlog == 0)
                 if ids:
                     log.info("re-sending %d job(s) whose run was lost", len(ids))
@@ -117,7 +119,13 @@ def create_celery(settings: Settings) -> Celery:
 
 @worker_ready.connect  # type: ignore[untyped-decorator]
 def _start_runtime(**_: Any) -> None:
-    worker_runtime()  # build before the first task: imports, engine, simulator, sweeper
+    runtime = worker_runtime()  # build before the first task: imports, engine, simulator, sweeper
+    port = runtime.settings.worker.metrics_port
+    if port:
+        metrics.serve_metrics(port, addr=runtime.settings.worker.metrics_host)
+        log.info(
+            "worker metrics on http://%s:%d/metrics", runtime.settings.worker.metrics_host, port
+        )
 
 
 @worker_shutdown.connect  # type: ignore[untyped-decorator]
