@@ -31,6 +31,16 @@ PROVIDER_KEY_VARS = (
     "DEEPSEEK_API_KEY",
 )
 SIMULATED_PANEL = "simulated"
+PROVIDER_PANEL = "default"
+#: the provider panel's judge per key, when ``llm.default_models`` is not set
+DEFAULT_MODEL_FOR_KEY = {
+    "OPENAI_API_KEY": "openai/gpt-4o-mini",
+    "ANTHROPIC_API_KEY": "anthropic/claude-3-5-haiku-latest",
+    "GEMINI_API_KEY": "gemini/gemini-2.0-flash",
+    "MISTRAL_API_KEY": "mistral/mistral-small-latest",
+    "GROQ_API_KEY": "groq/llama-3.3-70b-versatile",
+    "DEEPSEEK_API_KEY": "deepseek/deepseek-chat",
+}
 SIMULATED_PERSONAS = ("accurate", "noisy", "lenient")
 
 
@@ -77,6 +87,11 @@ class LLMSettings(BaseModel):
     backoff_base_s: float = Field(default=0.5, ge=0)
     api_base: str | None = Field(default=None, description="default base URL for every judge")
     api_key: str | None = None
+    default_models: tuple[str, ...] = Field(
+        default=(),
+        description="the provider panel's judges when no panels are configured "
+        "(default: one model per provider key found)",
+    )
 
 
 class SimulatorSettings(BaseModel):
@@ -181,6 +196,17 @@ class Settings(BaseSettings):
         if self.panels or self.llm.api_base or self.llm.api_key:
             return True
         return any(os.environ.get(var) for var in PROVIDER_KEY_VARS)
+
+    def provider_panel(self) -> PanelSpec | None:
+        """The automatic panel used when a provider is configured but no panels are."""
+        models = list(self.llm.default_models) or [
+            model for var, model in DEFAULT_MODEL_FOR_KEY.items() if os.environ.get(var)
+        ]
+        if not models:
+            return None
+        return PanelSpec(
+            judges=tuple(JudgeSpec(model=m) for m in models), quorum=min(2, len(models))
+        )
 
     def api_key_for(self, judge: JudgeSpec) -> str | None:
         if judge.api_key_env:

@@ -1,10 +1,15 @@
-"""Readable tables of score results."""
+"""Readable tables of score results.
+
+Everything that comes from an item or a judge (ids, ratings, free text, model names) is
+escaped: rich would otherwise read ``[...]`` in it as markup, hide it, or fail on a stray
+closing tag."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from judge.domain.result import DimensionResult, ScoreResult
@@ -12,7 +17,7 @@ from judge.domain.result import DimensionResult, ScoreResult
 _LEVEL_STYLE = {"trusted": "green", "caution": "yellow", "untrusted": "red"}
 
 
-def _value(value: Any) -> str:
+def _plain(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -24,12 +29,18 @@ def _value(value: Any) -> str:
     return str(value)
 
 
+def _value(value: Any) -> str:
+    return escape(_plain(value))
+
+
 def _judges(dim: DimensionResult) -> str:
     parts = []
     for j in dim.judges:
-        name = j.model.split("/")[-1]
+        name = escape(j.model.split("/")[-1])
         parts.append(
-            f"{name}: {_value(j.rating)}" if j.status == "ok" else f"{name}: abstained ({j.reason})"
+            f"{name}: {_value(j.rating)}"
+            if j.status == "ok"
+            else f"{name}: abstained ({escape(str(j.reason))})"
         )
     return "\n".join(parts)
 
@@ -46,7 +57,7 @@ def _agreement(dim: DimensionResult) -> str:
     return text
 
 
-def result_table(result: ScoreResult, title: str) -> Table:
+def result_table(result: ScoreResult, title: str | None = None) -> Table:
     table = Table(title=title, title_justify="left", show_lines=True)
     for column in ("dimension", "score", "judges", "agreement", "reliability"):
         table.add_column(column)
@@ -55,7 +66,7 @@ def result_table(result: ScoreResult, title: str) -> Table:
         style = _LEVEL_STYLE[flag.level]
         kappas = f"experts κ {flag.expert_kappa if flag.expert_kappa is not None else '?'}"
         kappas += f", judges κ {flag.judge_kappa if flag.judge_kappa is not None else '?'}"
-        name = dim_id + (" (↓ better)" if dim.polarity == "proscriptive" else "")
+        name = escape(dim_id) + (" (↓ better)" if dim.polarity == "proscriptive" else "")
         table.add_row(
             name,
             _value(dim.score),
@@ -64,9 +75,9 @@ def result_table(result: ScoreResult, title: str) -> Table:
             "\n".join(
                 [
                     f"[{style}]{flag.level}[/{style}]",
-                    ", ".join(flag.reasons) or "-",
+                    escape(", ".join(flag.reasons)) or "-",
                     kappas,
-                    flag.source,
+                    escape(flag.source),
                 ]
             ),
         )
@@ -74,10 +85,14 @@ def result_table(result: ScoreResult, title: str) -> Table:
 
 
 def print_result(console: Console, result: ScoreResult, label: str) -> None:
-    sim = " [bold magenta][SIMULATED JUDGES][/bold magenta]" if result.simulated else ""
-    rubric = f"{result.rubric['id']} v{result.rubric['version']}"
-    title = f"{label}: rubric {rubric}, panel {result.panel_name}{sim}"
-    console.print(result_table(result, title))
+    # The heading is printed on its own line, not as the table's title: a title wraps at the
+    # table's width and would split the simulated-judges label of a narrow table.
+    sim = "[bold magenta]\\[SIMULATED JUDGES][/bold magenta] " if result.simulated else ""
+    rubric = escape(f"{result.rubric['id']} v{result.rubric['version']}")
+    console.print(
+        f"{sim}[bold]{escape(label)}[/bold]: rubric {rubric}, panel {escape(result.panel_name)}"
+    )
+    console.print(result_table(result))
     summary = result.summary
     used = ", ".join(summary["dimensions"]) or "none"
     score = "-" if summary["score"] is None else f"{summary['score']:.2f}"

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
+from judge.errors import ConfigError
 from judge.panel.run import Panel
 from judge.rubrics import RubricRegistry
 from judge.services.panels import needs_simulator, panel_spec, resolve_panel
@@ -42,10 +43,13 @@ def scoring_runtime(
     panel_name: str | None,
     models: tuple[str, ...] = (),
     per_dimension: bool = False,
+    registry: RubricRegistry | None = None,
 ) -> Iterator[Runtime]:
+    """``registry``: rubrics already loaded by the caller (so it can validate its input before
+    LiteLLM is imported and the simulator started); by default loaded from settings."""
     from judge.llm.litellm_client import LiteLLMClient, ModelPrice, RetryPolicy
 
-    registry = RubricRegistry.from_directory(settings.rubrics_dir)
+    registry = registry or RubricRegistry.from_directory(settings.rubrics_dir)
     if models:
         name, spec = "adhoc", adhoc_panel(models)
     else:
@@ -61,17 +65,20 @@ def scoring_runtime(
         },
     )
     with ExitStack() as stack:
-        simulator_url = None
-        if needs_simulator(spec):
+        simulator_url = settings.simulator.url
+        if simulator_url is None and needs_simulator(spec):
             from judge.simulator.options import SimulatorOptions
-            from judge.simulator.process import SimulatorProcess
+            from judge.simulator.process import SimulatorProcess, SimulatorStartError
 
             options = SimulatorOptions(
                 latency_ms=settings.simulator.latency_ms,
                 jitter_ms=settings.simulator.jitter_ms,
                 rubrics_dir=settings.rubrics_dir,
             )
-            sim = stack.enter_context(SimulatorProcess(options))
+            try:
+                sim = stack.enter_context(SimulatorProcess(options))
+            except SimulatorStartError as exc:
+                raise ConfigError(f"cannot start the bundled LLM simulator: {exc}") from None
             simulator_url = sim.base_url
         panel = resolve_panel(settings, spec, name=name, simulator_url=simulator_url)
         yield Runtime(settings, registry, Scorer(registry=registry, client=client), panel)

@@ -13,8 +13,10 @@ import click
 from judge.cli._output import console, fail, print_json
 from judge.cli._render import print_result
 from judge.cli._runtime import scoring_runtime
+from judge.domain.item import Item
 from judge.domain.result import ScoreResult
 from judge.errors import JudgeError
+from judge.rubrics import RubricRegistry
 from judge.services.scoring import validate_for_rubric
 from judge.settings import load_settings
 
@@ -69,21 +71,33 @@ def score(
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
         items, shape = read_items(text, "stdin" if source == "-" else source)
         settings = load_settings()
+        # Validate the input before importing LiteLLM and starting the simulator: a bad item
+        # is reported at once.
+        registry = RubricRegistry.from_directory(settings.rubrics_dir)
+        rubric = registry.get(rubric_id)
+        parsed = [
+            validate_for_rubric(
+                raw, rubric, field_prefix="item" if shape == "object" else f"items[{n}]"
+            )
+            for n, raw in enumerate(items)
+        ]
         with scoring_runtime(
-            settings, panel_name=panel_name, models=models, per_dimension=per_dimension
+            settings,
+            panel_name=panel_name,
+            models=models,
+            per_dimension=per_dimension,
+            registry=registry,
         ) as rt:
-            rubric = rt.registry.get(rubric_id)
-            parsed = [
-                validate_for_rubric(
-                    raw, rubric, field_prefix="item" if shape == "object" else f"items[{n}]"
-                )
-                for n, raw in enumerate(items)
-            ]
 
             async def run_all() -> list[ScoreResult]:
-                return list(
-                    await asyncio.gather(*(rt.scorer.score(rubric, i, rt.panel) for i in parsed))
-                )
+                # Bounded: a large JSON Lines file must not open a connection per item at once.
+                limit = asyncio.Semaphore(settings.worker.concurrency)
+
+                async def one(item: Item) -> ScoreResult:
+                    async with limit:
+                        return await rt.scorer.score(rubric, item, rt.panel)
+
+                return list(await asyncio.gather(*(one(i) for i in parsed)))
 
             results = asyncio.run(run_all())
     except (JudgeError, OSError, UnicodeDecodeError) as exc:

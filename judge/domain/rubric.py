@@ -237,9 +237,21 @@ class Rubric(_Strict):
 
     @property
     def content_hash(self) -> str:
-        """sha256 of the normalised rubric: a change in any field changes the hash."""
+        """sha256 of the normalised rubric: a change in any field changes the hash.
+
+        Rubrics are immutable, so the hash is computed once per object."""
+        cached = _HASHES.get(id(self))
+        if cached is not None and cached[0] is self:
+            return cached[1]
         payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
-        return "sha256:" + hashlib.sha256(payload.encode()).hexdigest()
+        digest = "sha256:" + hashlib.sha256(payload.encode()).hexdigest()
+        if len(_HASHES) > 1024:
+            _HASHES.clear()
+        _HASHES[id(self)] = (self, digest)
+        return digest
+
+
+_HASHES: dict[int, tuple[Rubric, str]] = {}
 
 
 def _check_label_set(labels: tuple[Label, ...], rules: tuple[Disambiguation, ...]) -> None:

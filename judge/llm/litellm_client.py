@@ -45,6 +45,14 @@ _FINAL: dict[type[BaseException], FailureReason] = {
 }
 
 
+#: LiteLLM enforces ``timeout`` on the HTTP request itself and raises a clean ``Timeout``. The
+#: outer deadline is only a backstop for a call that hangs anywhere else. It must leave room:
+#: ``litellm.acompletion`` first runs a synchronous set-up in a worker thread (about a second on
+#: the first call of a process) that returns the coroutine doing the request; cancelling it
+#: during that phase drops the coroutine un-awaited ("coroutine ... was never awaited").
+DEADLINE_GRACE_S = 5.0
+
+
 @dataclass(frozen=True)
 class ModelPrice:
     """USD per million tokens, for models LiteLLM's price map does not know."""
@@ -109,7 +117,8 @@ class LiteLLMClient:
             attempts += 1
             try:
                 response = await asyncio.wait_for(
-                    litellm.acompletion(**self._call_args(request)), timeout=request.timeout_s
+                    litellm.acompletion(**self._call_args(request)),
+                    timeout=request.timeout_s + DEADLINE_GRACE_S,
                 )
             except Exception as exc:
                 reason, retryable = classify(exc)

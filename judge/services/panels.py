@@ -5,30 +5,41 @@ from __future__ import annotations
 from judge.errors import ConfigError, PanelNotFound
 from judge.panel.judge_call import JudgeTarget
 from judge.panel.run import Panel
-from judge.settings import SIMULATED_PANEL, PanelSpec, Settings, simulated_panel
+from judge.settings import (
+    PROVIDER_PANEL,
+    SIMULATED_PANEL,
+    PanelSpec,
+    Settings,
+    simulated_panel,
+)
 
 SIMULATOR_API_KEY = "simulator"
 
 
 def panel_names(settings: Settings) -> list[str]:
-    names = sorted(settings.panels)
-    return names if names else [SIMULATED_PANEL]
+    """Configured panels; without any, the provider panel when a provider key or
+    ``llm.default_models`` is set, else the simulated panel."""
+    if settings.panels:
+        return sorted(settings.panels)
+    return [PROVIDER_PANEL] if settings.provider_panel() else [SIMULATED_PANEL]
 
 
 def default_panel_name(settings: Settings) -> str:
     if settings.default_panel:
         return settings.default_panel
-    if settings.panels:
-        return "default" if "default" in settings.panels else sorted(settings.panels)[0]
-    return SIMULATED_PANEL
+    names = panel_names(settings)
+    return PROVIDER_PANEL if PROVIDER_PANEL in names else names[0]
 
 
 def panel_spec(settings: Settings, name: str | None) -> tuple[str, PanelSpec]:
     chosen = name or default_panel_name(settings)
     if chosen in settings.panels:
         return chosen, settings.panels[chosen]
-    if chosen == SIMULATED_PANEL and SIMULATED_PANEL not in settings.panels:
+    if chosen == SIMULATED_PANEL:
         return chosen, simulated_panel()
+    provider = settings.provider_panel() if not settings.panels else None
+    if chosen == PROVIDER_PANEL and provider is not None:
+        return chosen, provider
     raise PanelNotFound(chosen, panel_names(settings))
 
 

@@ -17,9 +17,9 @@ from judge.rubrics import RubricRegistry
 from judge.services.calibration import CalibrationService
 from judge.services.canary import CanaryService
 from judge.services.jobs import JobService
-from judge.services.panels import needs_simulator, panel_spec
+from judge.services.panels import needs_simulator, panel_names, panel_spec
 from judge.services.scoring import Scorer
-from judge.settings import SIMULATED_PANEL, Settings
+from judge.settings import Settings
 from judge.simulator import SimulatorOptions, SimulatorProcess
 
 
@@ -43,8 +43,7 @@ class ServiceRuntime:
 
 
 def uses_simulator(settings: Settings) -> bool:
-    names = list(settings.panels) or [SIMULATED_PANEL]
-    return any(needs_simulator(panel_spec(settings, name)[1]) for name in names)
+    return any(needs_simulator(panel_spec(settings, name)[1]) for name in panel_names(settings))
 
 
 def build_client(settings: Settings, database: Database, limiter: ModelLimiter) -> ChatClient:
