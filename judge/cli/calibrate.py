@@ -1,12 +1,15 @@
 """``judge calibrate``: measure a panel against expert labels and print the reliability report.
 
 Without ``--url`` it runs here, on the configured database (so later scores on that
-database use the result); with ``--url`` it submits to a running server.
+database use the result); with ``--url`` it submits to a running server. ``--rescue FILE``
+builds the labelled items from a RESCUE-BENCH JSON Lines file instead of label files (see
+:mod:`judge.services.rescue` for the checkpoint convention).
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from judge.errors import JudgeError
 from judge.rubrics import RubricRegistry
 from judge.services.calibration_html import render_report_html
 from judge.services.label_files import read_label_files
+from judge.services.rescue import load_rescue_items
 from judge.settings import load_settings
 
 
@@ -45,17 +49,27 @@ async def _run_here(
         await runtime.close()
 
 
-def _run_remote(url: str, key: str | None, body: dict[str, Any]) -> dict[str, Any]:
+def _checked(response: httpx.Response) -> dict[str, Any]:
+    if response.status_code >= 400:
+        try:
+            problem = response.json()
+        except ValueError:
+            problem = {"detail": response.text[:200]}
+        field = f" (field: {problem['field']})" if problem.get("field") else ""
+        raise JudgeError(f"HTTP {response.status_code}: {problem.get('detail')}{field}")
+    view: dict[str, Any] = response.json()
+    return view
+
+
+def _run_remote(
+    url: str, key: str | None, body: dict[str, Any], *, poll_s: float = 1.0
+) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     with httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=None) as client:
-        response = client.post("/v1/calibrations", params={"wait": 600}, json=body)
-        if response.status_code >= 400:
-            problem = response.json()
-            field = f" (field: {problem['field']})" if problem.get("field") else ""
-            raise JudgeError(f"HTTP {response.status_code}: {problem.get('detail')}{field}")
-        view: dict[str, Any] = response.json()
+        view = _checked(client.post("/v1/calibrations", params={"wait": 600}, json=body))
         while view["status"] != "completed":
-            view = client.get(f"/v1/calibrations/{view['id']}").json()
+            time.sleep(poll_s)
+            view = _checked(client.get(f"/v1/calibrations/{view['id']}"))
         return view
 
 
@@ -86,7 +100,9 @@ def print_report(report: dict[str, Any]) -> None:
         by_rater = {r["rater"]: r for r in dim["raters"]}
         panel = by_rater["panel"]
         flag = dim["flag"]
-        extras = [f"{k} {_fmt(panel[k])}" for k in ("f1", "recall_at_1", "mrr") if k in panel]
+        shown: tuple[str, ...] = ("accuracy",) if dim["scale"] == "nominal" else ()
+        shown += ("precision", "recall", "f1", "recall_at_1", "mrr")
+        extras = [f"{k} {_fmt(panel[k])}" for k in shown if k in panel]
         table.add_row(
             dim_id,
             _fmt((dim.get("expert_expert") or {}).get("median")),
@@ -122,10 +138,17 @@ def print_report(report: dict[str, Any]) -> None:
     help="also write the HTML report here",
 )
 @click.option(
+    "--rescue",
+    "rescue_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="build the items from a RESCUE-BENCH JSON Lines file (rescue-couple/rescue-family)",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
 @click.argument(
-    "labels", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+    "labels", nargs=-1, required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
 def calibrate(
     rubric_id: str,
@@ -136,15 +159,23 @@ def calibrate(
     url: str | None,
     key: str | None,
     report_path: Path | None,
+    rescue_file: Path | None,
     fmt: str,
     labels: tuple[Path, ...],
 ) -> None:
-    """Score expert-labelled items (LABELS: JSON Lines, or CSV files) and report agreement."""
+    """Score expert-labelled items (LABELS: JSON Lines or CSV files, or --rescue FILE) and
+    report agreement."""
+    if bool(labels) == bool(rescue_file):
+        fail("give either LABELS files or --rescue FILE (one of the two)")
+        return
     try:
         settings = load_settings()
         rubric = RubricRegistry.from_directory(settings.rubrics_dir).get(rubric_id)
-        ids = [c.strip() for c in id_cols.split(",") if c.strip()]
-        items = read_label_files(list(labels), rubric, id_cols=ids, text_file=text_file)
+        if rescue_file is not None:
+            items = load_rescue_items(rescue_file, rubric)
+        else:
+            ids = [c.strip() for c in id_cols.split(",") if c.strip()]
+            items = read_label_files(list(labels), rubric, id_cols=ids, text_file=text_file)
         if url:
             view = _run_remote(
                 url, key, {"rubric": rubric_id, "panel": panel, "label": label, "items": items}

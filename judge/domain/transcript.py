@@ -2,7 +2,8 @@
 
 Two layouts: a ``full_conversation`` column holding ``Seeker: ...`` / ``Supporter: ...``
 lines (empty turns are dropped; a line without a speaker prefix continues the previous turn),
-or ``seeker_post`` plus ``response_post`` / ``response``.
+or ``seeker_post`` plus ``response_post`` / ``response``. The EmpatheticDialogues
+``_comma_`` escape is undone in the items built here.
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ def split_full_conversation(text: str) -> list[tuple[str, str]]:
     return [(speaker, body) for speaker, body in turns if body]
 
 
+def _unescape(text: str) -> str:
+    """Undo the EmpatheticDialogues release's ``_comma_`` escape (judges should read commas)."""
+    return text.replace("_comma_", ",")
+
+
 def item_from_row(row: dict[str, str], item_id: str | None = None) -> dict[str, Any] | None:
     """A raw item (DESIGN.md section 3 shape) from an annotation-file row, or None if the row
     holds no conversation text."""
@@ -50,7 +56,7 @@ def item_from_row(row: dict[str, str], item_id: str | None = None) -> dict[str, 
         return {
             "id": item_id,
             "participants": participants,
-            "turns": [{"speaker": s, "text": t} for s, t in turns],
+            "turns": [{"speaker": s, "text": _unescape(t)} for s, t in turns],
         }
     response = row.get("response_post") or row.get("response")
     if row.get("seeker_post") and response:

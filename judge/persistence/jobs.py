@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import col
-from sqlmodel.ext.asyncio.session import AsyncSession
 
 from judge.domain.result import CallRecord
 from judge.persistence.tables import Batch, Judgment, ScoreJob, utcnow
@@ -127,7 +127,8 @@ async def finish_job(
     if not getattr(claimed, "rowcount", 0):
         await session.rollback()
         return False
-    await session.execute(delete(Judgment).where(col(Judgment.job_id) == job_id))
+    # No earlier judgments can exist: they are only ever written here, in the transaction
+    # that moves the job from running to completed, and a completed job never runs again.
     session.add_all(_judgment_rows(job_id, calls, ratings_by_model))
     await session.commit()
     return True
@@ -179,12 +180,20 @@ async def iter_batch_jobs(
 
 
 async def stale_jobs(
-    session: AsyncSession, *, queued_before: datetime | None, limit: int = 1000
+    session: AsyncSession,
+    *,
+    queued_before: datetime | None,
+    resent_before: datetime | None = None,
+    limit: int = 1000,
 ) -> list[str]:
-    """Running jobs past their lease and, when ``queued_before`` is given, jobs queued since
+    """Running jobs past their lease (when ``resent_before`` is given, only those not sent
+    again since then: a re-sent job may wait behind a long queue, and re-sending it on every
+    sweep would flood the queue) and, when ``queued_before`` is given, jobs queued since
     before it (their message may be lost)."""
     now = utcnow()
     expired = and_(col(ScoreJob.status) == RUNNING, col(ScoreJob.lease_until) < now)
+    if resent_before is not None:
+        expired = and_(expired, col(ScoreJob.enqueued_at) < resent_before)
     condition = expired
     if queued_before is not None:
         waiting = and_(col(ScoreJob.status) == QUEUED, col(ScoreJob.enqueued_at) < queued_before)

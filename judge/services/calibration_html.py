@@ -109,7 +109,9 @@ def _table(report: dict[str, Any]) -> str:
         baseline = dim.get("expert_expert") or {}
         for r in dim.get("raters", []):
             extra = ", ".join(
-                f"{k} {_fmt(r[k])}" for k in ("accuracy", "f1", "recall_at_1", "mrr") if k in r
+                f"{k} {_fmt(r[k])}"
+                for k in ("accuracy", "precision", "recall", "f1", "recall_at_1", "mrr")
+                if k in r
             )
             ci = r.get("ci95") or [None, None]
             is_panel = r["rater"] == "panel"

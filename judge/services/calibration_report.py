@@ -172,10 +172,15 @@ def _rater_stats(
         stats |= {"precision": _finite(prf.precision), "recall": _finite(prf.recall)}
         stats["f1"] = _finite(prf.f1)
     if kind == "ranked":
+        # Recall@1 and MRR count an empty ranking as a miss; an abstention is no ranking at
+        # all, so it is left out here as everywhere else (and counted in ``abstained``).
         k = getattr(dim.scale, "k", 3)
-        stats["accuracy"] = _finite(accuracy(ref, [_top1(p) for p in pred]))
-        stats["recall_at_1"] = _finite(recall_at_1(ref, pred))
-        stats["mrr"] = _finite(mrr(ref, pred, k=k))
+        answered = [(p, g) for p, g in zip(pred, ref, strict=True) if p is not None]
+        ranked_pred = [p for p, _ in answered]
+        ranked_ref = [g for _, g in answered]
+        stats["accuracy"] = _finite(accuracy(ranked_ref, [_top1(p) for p in ranked_pred]))
+        stats["recall_at_1"] = _finite(recall_at_1(ranked_ref, ranked_pred))
+        stats["mrr"] = _finite(mrr(ranked_ref, ranked_pred, k=k))
     return stats
 
 

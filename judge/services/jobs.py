@@ -229,7 +229,9 @@ class JobService:
         dispatches them (a duplicate message is harmless: claiming is guarded)."""
         cutoff = utcnow() - timedelta(seconds=self.settings.worker.requeue_after_s)
         async with self.database.session() as session:
-            ids = await repo.stale_jobs(session, queued_before=cutoff if include_queued else None)
+            ids = await repo.stale_jobs(
+                session, queued_before=cutoff if include_queued else None, resent_before=cutoff
+            )
             await repo.mark_enqueued(session, ids)
         return ids
 

@@ -48,7 +48,7 @@ def _value(raw: str) -> Any:
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
     try:
-        with path.open(newline="", encoding="utf-8") as handle:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.DictReader(handle))
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise LabelFileError(f"{path}: cannot read: {exc}") from None
