@@ -177,7 +177,8 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     limits: dict[str, ModelLimit] = Field(default_factory=dict)
     metrics_dir: Path | None = Field(
-        default=None, description="prometheus multiprocess directory (API and workers share it)"
+        default=None,
+        description="prometheus multiprocess directory of this process group (one per container)",
     )
 
     @classmethod

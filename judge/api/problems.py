@@ -9,7 +9,12 @@ import logging
 from typing import Any
 
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, ValidationException
+from litestar.exceptions import (
+    ClientException,
+    HTTPException,
+    SerializationException,
+    ValidationException,
+)
 
 from judge.errors import ConfigError, ItemInvalid, JudgeError, PanelNotFound, RubricNotFound
 
@@ -71,9 +76,11 @@ def _validation_field(exc: ValidationException) -> tuple[str | None, str]:
         key = first.get("key")
         message = str(first.get("message") or exc.detail)
         source = first.get("source")
+        if key == "data" and source == "body":  # no body at all
+            return "body", "a JSON object body is required"
         if key:
             return (f"query.{key}" if source == "query" else str(key)), message
-        return None, message
+        return "body", message  # the body as a whole (e.g. an array instead of an object)
     return None, str(exc.detail)
 
 
@@ -95,6 +102,9 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
         if "JSON" in message or "decode" in message.lower() or "Malformed" in str(exc.detail):
             return problem(request, 422, f"the body is not valid JSON: {message}", field="body")
         return problem(request, 422, message, field=field)
+    if isinstance(exc, ClientException) and isinstance(exc.__cause__, SerializationException):
+        # Litestar could not decode the body as JSON: a 422 naming the body, not a bare 400
+        return problem(request, 422, f"the body is not valid JSON: {exc.detail}", field="body")
     if isinstance(exc, HTTPException):
         return problem(request, exc.status_code, str(exc.detail))
     log.exception("unhandled error on %s %s", request.method, request.url.path)

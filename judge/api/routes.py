@@ -87,7 +87,9 @@ async def get_score(request: Request[Any, Any, Any], job_id: str) -> dict[str, A
 
 def _parse_jsonl(body: bytes) -> list[tuple[int, Any]]:
     lines: list[tuple[int, Any]] = []
-    for number, raw in enumerate(body.decode("utf-8", errors="replace").splitlines(), start=1):
+    # split on "\n" only: str.splitlines() also splits on U+2028, U+2029 and U+0085, which
+    # JSON allows unescaped inside strings, and would break such a line (and the numbering)
+    for number, raw in enumerate(body.decode("utf-8", errors="replace").split("\n"), start=1):
         if not raw.strip():
             continue
         try:
@@ -196,6 +198,8 @@ async def get_batch_results(request: Request[Any, Any, Any], batch_id: str) -> S
             async for job in repo.iter_batch_jobs(session, batch_id):
                 view = job_view(job)
                 view["line"] = job.position
-                yield (json.dumps(view, ensure_ascii=False) + "\n").encode()
+                # ASCII-escaped: no raw U+2028/U+2029/U+0085 that line splitters
+                # (str.splitlines, httpx's iter_lines) would take for line breaks
+                yield (json.dumps(view) + "\n").encode()
 
     return Stream(lines(), media_type=NDJSON)

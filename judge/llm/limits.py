@@ -51,9 +51,9 @@ class ModelLimiter:
         self._limits = limits
         self._redis: Any = None
         if redis_url and limits:
-            import redis.asyncio as aioredis
+            from judge.redis_client import redis_client
 
-            self._redis = aioredis.from_url(redis_url)
+            self._redis = redis_client(redis_url)
         self._local_sems: dict[str, asyncio.Semaphore] = {}
         self._local_stamps: dict[str, deque[float]] = {}
 

@@ -134,6 +134,16 @@ async def finish_job(
     return True
 
 
+async def release_job(session: AsyncSession, job_id: str) -> None:
+    """Return a running job to the queue (its run raised); a retry can claim it at once."""
+    await session.execute(
+        update(ScoreJob)
+        .where(col(ScoreJob.id) == job_id, col(ScoreJob.status) == RUNNING)
+        .values(status=QUEUED, lease_until=None)
+    )
+    await session.commit()
+
+
 async def fail_job(session: AsyncSession, job_id: str, error: str) -> None:
     await session.execute(
         update(ScoreJob)

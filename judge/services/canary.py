@@ -69,6 +69,7 @@ class CanaryService:
 
     def __post_init__(self) -> None:
         self.calibrations.finalize_hooks.append(self._after_run)
+        self.calibrations.stored_hooks.append(self._export_drift)
 
     @property
     def _db(self) -> Any:
@@ -130,7 +131,7 @@ class CanaryService:
         )
 
     async def _after_run(self, run: CalibrationRun, report: dict[str, Any]) -> dict[str, Any]:
-        """Finalize hook: add the drift section to a canary run's report and export it."""
+        """Finalize hook: add the drift section to a canary run's report."""
         if run.canary_id is None:
             return report
         async with self._db.session() as session:
@@ -139,8 +140,13 @@ class CanaryService:
         if canary is None or baseline is None or not baseline.report_json:
             return report
         drift = compare_reports(report, json.loads(baseline.report_json))
-        report = report | {"drift": drift, "canary": {"id": canary.id, "name": canary.name}}
-        for dim_id, raters in drift.items():
+        return report | {"drift": drift, "canary": {"id": canary.id, "name": canary.name}}
+
+    def _export_drift(self, run: CalibrationRun, report: dict[str, Any]) -> None:
+        """Stored hook: a canary run's drift as gauges, in the process that stored the run."""
+        if run.canary_id is None or "drift" not in report:
+            return
+        for dim_id, raters in report["drift"].items():
             for rater, values in raters.items():
                 metrics.set_drift(
                     rubric=run.rubric_id,
@@ -151,7 +157,6 @@ class CanaryService:
                     abstention_rate_delta=values["abstention_delta"],
                 )
         metrics.set_canary_run(run.rubric_id, utcnow().timestamp())
-        return report
 
     async def history(self, rubric_id: str) -> dict[str, Any]:
         """What GET /v1/reliability/{rubric_id} shows: calibrations and every canary's runs."""

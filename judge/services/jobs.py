@@ -184,6 +184,11 @@ class JobService:
         try:
             with metrics.job_running(rubric.id):
                 result = await self.scorer.score(rubric, item, panel, use_cache=job.use_cache)
+        except Exception:
+            # hand the job back at once, so a retry need not wait for the lease to lapse
+            async with self.database.session() as session:
+                await repo.release_job(session, job_id)
+            raise
         finally:
             renew.cancel()
         for call in result.calls:
@@ -234,6 +239,16 @@ class JobService:
             )
             await repo.mark_enqueued(session, ids)
         return ids
+
+    async def give_up(self, job_id: str, error: str) -> None:
+        """Mark a job failed for good (its runs kept raising); it will not be retried."""
+        async with self.database.session() as session:
+            await repo.fail_job(session, job_id, error)
+        job = await self.get_job(job_id)
+        if job is not None:
+            metrics.job_finished(job.rubric_id, "failed")
+            if job.batch_id:
+                await self._run_batch_hooks(job)
 
     async def queue_depth(self) -> int:
         async with self.database.session() as session:

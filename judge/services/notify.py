@@ -8,23 +8,11 @@ import contextlib
 import logging
 from typing import Any
 
-import redis.asyncio as aioredis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialWithJitterBackoff
-
+from judge.redis_client import redis_client
 from judge.services.runner import JobWaiter
 
 log = logging.getLogger(__name__)
 CHANNEL = "judge:jobs:done"
-
-
-def redis_client(redis_url: str) -> Any:
-    """An asyncio Redis client that retries a command on a fresh connection when its pooled
-    one broke (``from_url`` clients do not retry at all): after Redis restarts, the first
-    command would fail otherwise."""
-    return aioredis.from_url(
-        redis_url, retry=Retry(ExponentialWithJitterBackoff(base=0.05, cap=1.0), retries=3)
-    )
 
 
 class RedisNotifier:

@@ -18,6 +18,7 @@ from judge.services.jobs import JobService
 
 log = logging.getLogger(__name__)
 _FINISHED = (repo.COMPLETED, repo.FAILED)
+MAX_ATTEMPTS = 8
 
 
 class JobWaiter:
@@ -100,11 +101,29 @@ class InProcessRunner:
                 await self._jobs.run_job(job_id)
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("job %s failed unexpectedly; it will be retried", job_id)
+            except Exception as exc:
+                await self._retry_or_give_up(job_id, exc)
             finally:
                 self._queue.task_done()
                 self._waiter.notify(job_id)
+
+    async def _retry_or_give_up(self, job_id: str, exc: Exception) -> None:
+        """A run raised (not an abstention: a bug or a lost database): retry with backoff,
+        and after ``MAX_ATTEMPTS`` claims mark the job failed."""
+        try:
+            job = await self._jobs.get_job(job_id)
+            attempts = job.attempts if job is not None else MAX_ATTEMPTS
+            if attempts >= MAX_ATTEMPTS:
+                log.error(
+                    "job %s raised %r on %d attempts; marking it failed", job_id, exc, attempts
+                )
+                await self._jobs.give_up(job_id, f"scoring kept failing: {exc!r}")
+                return
+        except Exception:
+            attempts = 1
+        delay = min(60.0, 2.0**attempts)
+        log.warning("job %s raised %r; retrying in %.0fs", job_id, exc, delay)
+        asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, job_id)
 
     async def _sweep(self) -> None:
         interval = self._jobs.settings.worker.sweep_interval_s

@@ -19,6 +19,7 @@ from celery import Celery, Task
 from celery.signals import worker_ready, worker_shutdown
 
 from judge import metrics
+from judge.redis_client import redis_client
 from judge.services.notify import publish_done
 from judge.services.runtime import ServiceRuntime, build_runtime
 from judge.settings import Settings, load_settings
@@ -26,14 +27,14 @@ from judge.worker.dispatch import QUEUE, TASK_NAME, broker_app, send_jobs
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+#: a job whose runs raise this many times more (not abstentions: bugs, lost database) fails
+MAX_RETRIES = 8
 
 
 class WorkerRuntime:
     """The per-process event loop thread, the service runtime and the sweeper."""
 
     def __init__(self, settings: Settings) -> None:
-        import redis.asyncio as aioredis
-
         self.settings = settings
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -41,7 +42,7 @@ class WorkerRuntime:
         )
         self._thread.start()
         self.runtime: ServiceRuntime = build_runtime(settings)
-        self.redis: Any = aioredis.from_url(settings.redis_url or "")
+        self.redis: Any = redis_client(settings.redis_url or "")
         self._sender = broker_app(settings)
         self._sweeper = asyncio.run_coroutine_threadsafe(self._sweep(), self.loop)
 
@@ -103,12 +104,17 @@ def create_celery(settings: Settings) -> Celery:
         worker_cancel_long_running_tasks_on_connection_loss=False,
     )
 
-    @app.task(name=TASK_NAME, bind=True, acks_late=True, max_retries=None)  # type: ignore[untyped-decorator]
+    @app.task(name=TASK_NAME, bind=True, acks_late=True, max_retries=MAX_RETRIES)  # type: ignore[untyped-decorator]
     def score_job(self: Task, job_id: str) -> None:
         rt = worker_runtime()
         try:
             rt.run(rt.runtime.jobs.run_job(job_id))
         except Exception as exc:
+            if self.request.retries >= MAX_RETRIES:
+                log.error("job %s raised %r %d times; marking it failed", job_id, exc, MAX_RETRIES)
+                rt.run(rt.runtime.jobs.give_up(job_id, f"scoring kept failing: {exc!r}"))
+                rt.run(publish_done(rt.redis, job_id))
+                return
             delay = min(60, 2 ** min(self.request.retries, 6))
             log.warning("job %s raised %r; retrying in %ss", job_id, exc, delay)
             raise self.retry(exc=exc, countdown=delay) from exc

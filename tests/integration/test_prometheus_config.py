@@ -20,24 +20,20 @@ Then every PromQL expression of the dashboards and alert rules must return data:
   drifted judge (and only it) has a pending drift alert, the stale canary (and only it) a
   pending staleness alert.
 
+The expression helpers and the Prometheus runner live in ``prometheus_live.py`` (shared with
+``test_observability_e2e.py``, which points the same checks at the real API and worker).
 Without the binaries the live part is skipped on a workstation, but fails in CI (``CI=true``).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
-import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.parse
-import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,109 +41,30 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
+from tests.integration.prometheus_live import (
+    ALERTS_YML,
+    DASHBOARDS,
+    DEPLOY,
+    PROMETHEUS_YML,
+    Live,
+    alert_left_hand_sides,
+    alert_rules,
+    binary,
+    dashboard_exprs,
+    has_data,
+    panels,
+    start_prometheus,
+    stop,
+    substitute,
+)
 
 pytestmark = pytest.mark.integration
 
-DEPLOY = REPO / "deploy"
-PROMETHEUS_YML = DEPLOY / "prometheus" / "prometheus.yml"
-ALERTS_YML = DEPLOY / "prometheus" / "alerts.yml"
-DASHBOARDS = DEPLOY / "grafana" / "dashboards"
 BUILDER = DEPLOY / "grafana" / "build_dashboards.py"
 METRIC = re.compile(r"\bjudge_[a-z0-9_]+\b")
-GRAFANA_VARS = {"__rate_interval": "30s", "__range": "1h", "__interval": "15s"}
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
-
-
-def _binary(name: str) -> str:
-    path = shutil.which(name)
-    if path is None:
-        message = f"`{name}` not found (Debian package `prometheus`)"
-        if _in_ci():
-            pytest.fail(message + "; CI must install it")
-        pytest.skip(message)
-    return path
 
 
 # --- expressions -------------------------------------------------------------------------
-
-
-def _panels(panels: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    for panel in panels:
-        yield panel
-        yield from _panels(panel.get("panels", []))
-
-
-def dashboard_exprs() -> dict[str, str]:
-    """``"file: panel [refId]"`` -> PromQL, for every target of every dashboard."""
-    out: dict[str, str] = {}
-    for path in sorted(DASHBOARDS.glob("*.json")):
-        board = json.loads(path.read_text(encoding="utf-8"))
-        for panel in _panels(board["panels"]):
-            for target in panel.get("targets", []):
-                out[f"{path.name}: {panel['title']} [{target['refId']}]"] = target["expr"]
-        for variable in board.get("templating", {}).get("list", []):
-            query = variable["query"]["query"] if isinstance(variable["query"], dict) else ""
-            match = re.fullmatch(r"label_values\((.+),\s*(\w+)\)", query)
-            assert match, f"{path.name}: unexpected variable query {query!r}"
-            out[f"{path.name}: variable {variable['name']}"] = match.group(1)
-    return out
-
-
-def alert_rules() -> dict[str, str]:
-    doc = yaml.safe_load(ALERTS_YML.read_text(encoding="utf-8"))
-    return {r["alert"]: r["expr"] for g in doc["groups"] for r in g["rules"]}
-
-
-def substitute(expr: str) -> str:
-    return re.sub(r"\$\{?(\w+)\}?", lambda m: GRAFANA_VARS.get(m.group(1), ".*"), expr)
-
-
-def _depths(expr: str) -> list[int]:
-    depth, quote, out = 0, "", []
-    for ch in expr:
-        if quote:
-            out.append(depth + 1)
-            if ch == quote:
-                quote = ""
-            continue
-        if ch in "\"'`":
-            quote = ch
-            out.append(depth + 1)
-            continue
-        if ch in "([{":
-            depth += 1
-        out.append(depth)
-        if ch in ")]}":
-            depth -= 1
-    return out
-
-
-def _top_level(pattern: str, expr: str) -> list[re.Match[str]]:
-    depths = _depths(expr)
-    return [m for m in re.finditer(pattern, expr) if depths[m.start()] == 0]
-
-
-def alert_left_hand_sides(expr: str) -> list[str]:
-    """The parts of an alert expression that must have data whatever the thresholds."""
-    expr = " ".join(expr.split())
-    cuts = [0]
-    for m in _top_level(r"\b(?:and|or|unless)\b", expr):
-        cuts += [m.start(), m.end()]
-    cuts.append(len(expr))
-    operands = [expr[cuts[i] : cuts[i + 1]].strip() for i in range(0, len(cuts), 2)]
-    sides = []
-    for operand in operands:
-        comparisons = _top_level(r"==|!=|>=|<=|>|<", operand)
-        if comparisons:
-            last = comparisons[-1]
-            rhs = operand[last.end() :].strip()
-            assert re.fullmatch(r"(bool\s+)?[0-9.eE+\-*/ ()]+", rhs), (expr, rhs)
-            operand = operand[: last.start()].strip()
-        sides.append(operand)
-    return sides
 
 
 def test_alert_split() -> None:
@@ -183,7 +100,7 @@ def declared_metric_names() -> set[str]:
 
 
 def test_promtool_checks_config_and_rules() -> None:
-    promtool = _binary("promtool")
+    promtool = binary("promtool")
     for args in (["check", "config", str(PROMETHEUS_YML)], ["check", "rules", str(ALERTS_YML)]):
         result = subprocess.run([promtool, *args], capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, result.stdout + result.stderr
@@ -209,9 +126,9 @@ def test_dashboards_are_generated_and_current() -> None:
     boards = {p.name: json.loads(p.read_text(encoding="utf-8")) for p in DASHBOARDS.glob("*.json")}
     assert set(boards) == {"judge-service-health.json", "judge-drift-reliability.json"}
     for board in boards.values():
-        ids = [p["id"] for p in _panels(board["panels"])]
+        ids = [p["id"] for p in panels(board["panels"])]
         assert len(ids) == len(set(ids))
-        for panel in _panels(board["panels"]):
+        for panel in panels(board["panels"]):
             for target in panel.get("targets", []):
                 assert target["datasource"]["uid"] == "prometheus"
     provisioning = DEPLOY / "grafana" / "provisioning"
@@ -461,31 +378,6 @@ def run_exporter(role: str, directory: str) -> None:
 # --- live Prometheus ----------------------------------------------------------------------
 
 
-@dataclass
-class Live:
-    url: str
-    log: Path
-
-    def get(self, path: str, **params: str) -> Any:
-        query = f"?{urllib.parse.urlencode(params)}" if params else ""
-        with urllib.request.urlopen(f"{self.url}{path}{query}", timeout=10) as response:
-            body = json.loads(response.read())
-        assert body["status"] == "success", body
-        return body["data"]
-
-    def query(self, expr: str) -> list[Any]:
-        data = self.get("/api/v1/query", query=expr)
-        if data["resultType"] in ("scalar", "string"):
-            return [data["result"]]
-        return list(data["result"])
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _start_exporter(role: str, directory: Path) -> tuple[subprocess.Popen[str], int]:
     env = {k: v for k, v in os.environ.items() if not k.lower().startswith("prometheus_")}
     code = (
@@ -511,86 +403,26 @@ def _start_exporter(role: str, directory: Path) -> tuple[subprocess.Popen[str], 
     return proc, int(line)
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    try:
-        proc.communicate(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
-    prometheus = _binary("prometheus")
+    binary("prometheus")
     tmp = tmp_path_factory.mktemp("prometheus")
     procs: list[subprocess.Popen[str]] = []
     try:
-        ports = {}
+        targets = {}
         for role in ("api", "worker"):
-            proc, ports[role] = _start_exporter(role, tmp / f"multiproc-{role}")
+            proc, port = _start_exporter(role, tmp / f"multiproc-{role}")
             procs.append(proc)
-        config = yaml.safe_load(PROMETHEUS_YML.read_text(encoding="utf-8"))
-        config["global"] |= {"scrape_interval": "1s", "evaluation_interval": "1s"}
-        config["global"]["scrape_timeout"] = "1s"
-        config["rule_files"] = [str(ALERTS_YML)]
-        jobs = {"judge-api": ports["api"], "judge-worker": ports["worker"]}
-        config["scrape_configs"] = [
-            {**job, "static_configs": [{"targets": [f"127.0.0.1:{jobs[job['job_name']]}"]}]}
-            for job in config["scrape_configs"]
-            if job["job_name"] in jobs
-        ]
-        (tmp / "prometheus.yml").write_text(yaml.safe_dump(config), encoding="utf-8")
-        port = _free_port()
-        log = tmp / "prometheus.log"
-        with log.open("w") as log_file:
-            server = subprocess.Popen(
-                [
-                    prometheus,
-                    f"--config.file={tmp / 'prometheus.yml'}",
-                    f"--storage.tsdb.path={tmp / 'data'}",
-                    f"--web.listen-address=127.0.0.1:{port}",
-                ],
-                stdout=log_file,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-        procs.append(server)
-        live = Live(f"http://127.0.0.1:{port}", log)
-        _wait_for_data(live, server)
-        yield live
+            targets[f"judge-{role}"] = f"127.0.0.1:{port}"
+        with start_prometheus(tmp, targets) as live:
+            yield live
     finally:
         for proc in reversed(procs):
-            _stop(proc)
-
-
-def _wait_for_data(live: Live, server: subprocess.Popen[str]) -> None:
-    """Until both targets have 6+ samples and every rule group has been evaluated."""
-    deadline = time.monotonic() + 40
-    ready = 'min(count_over_time(up{job=~"judge-.*"}[1m])) >= 6 and min(up{job=~"judge-.*"}) == 1'
-    while time.monotonic() < deadline:
-        assert server.poll() is None, live.log.read_text()
-        try:
-            enough = live.query(ready) and len(live.query('up{job=~"judge-.*"}')) == 2
-            groups = live.get("/api/v1/rules")["groups"]
-            evaluated = groups and all(
-                not r["lastEvaluation"].startswith("0001") for g in groups for r in g["rules"]
-            )
-            if enough and evaluated:
-                return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    pytest.fail("Prometheus did not collect data in time:\n" + live.log.read_text()[-3000:])
-
-
-def _has_data(result: list[Any]) -> bool:
-    values = [float(r["value"][1]) if isinstance(r, dict) else float(r[1]) for r in result]
-    return bool(values) and not all(math.isnan(v) for v in values)
+            stop(proc)
 
 
 def test_every_dashboard_expression_returns_data(live: Live) -> None:
-    empty = {w: e for w, e in dashboard_exprs().items() if not _has_data(live.query(substitute(e)))}
+    empty = {w: e for w, e in dashboard_exprs().items() if not has_data(live.query(substitute(e)))}
     assert not empty, json.dumps(empty, indent=2)
 
 
@@ -604,7 +436,7 @@ def test_every_alert_expression_evaluates_and_its_left_hand_sides_return_data(li
         f"{name}: {side}": expr
         for name, expr in rules.items()
         for side in alert_left_hand_sides(expr)
-        if not _has_data(live.query(side))
+        if not has_data(live.query(side))
     }
     assert not empty, json.dumps(empty, indent=2)
 
