@@ -110,6 +110,7 @@ class CalibrationService:
     stored_hooks: list[StoredHook] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self._batch_kinds: dict[str, str] = {}
         self.jobs.batch_job_hooks.append(self._after_job)
 
     async def submit(
@@ -190,8 +191,15 @@ class CalibrationService:
         return run, [j.id for j in jobs]
 
     async def _after_job(self, job: ScoreJob) -> None:
+        batch_id = job.batch_id or ""
+        if self._batch_kinds.get(batch_id, CALIBRATION) != CALIBRATION:
+            return  # an ordinary batch: known from an earlier job, no query needed
         async with self.jobs.database.session() as session:
-            batch = await repo.get_batch(session, job.batch_id or "")
+            batch = await repo.get_batch(session, batch_id)
+            if batch is not None:
+                if len(self._batch_kinds) > 10_000:
+                    self._batch_kinds.clear()
+                self._batch_kinds[batch_id] = batch.kind
             if batch is None or batch.kind != CALIBRATION:
                 return
             progress = await repo.batch_progress(session, batch)

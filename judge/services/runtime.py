@@ -34,8 +34,11 @@ class ServiceRuntime:
     calibrations: CalibrationService
     canaries: CanaryService
     simulator: SimulatorProcess | None = None
+    call_cache: SqlCallCache | None = None
 
     async def close(self) -> None:
+        if self.call_cache is not None:
+            await self.call_cache.flush()
         await self.limiter.close()
         await self.database.dispose()
         if self.simulator is not None:
@@ -46,7 +49,9 @@ def uses_simulator(settings: Settings) -> bool:
     return any(needs_simulator(panel_spec(settings, name)[1]) for name in panel_names(settings))
 
 
-def build_client(settings: Settings, database: Database, limiter: ModelLimiter) -> ChatClient:
+def build_client(
+    settings: Settings, database: Database, limiter: ModelLimiter
+) -> tuple[ChatClient, SqlCallCache | None]:
     from judge.llm.litellm_client import LiteLLMClient, ModelPrice, RetryPolicy
 
     client: ChatClient = LiteLLMClient(
@@ -58,9 +63,10 @@ def build_client(settings: Settings, database: Database, limiter: ModelLimiter) 
         },
     )
     client = LimitedClient(client, limiter)
-    if settings.worker.cache_enabled:
-        client = CachingClient(client, SqlCallCache(database))
-    return client
+    if not settings.worker.cache_enabled:
+        return client, None
+    cache = SqlCallCache(database)
+    return CachingClient(client, cache), cache
 
 
 def build_runtime(settings: Settings) -> ServiceRuntime:
@@ -79,9 +85,10 @@ def build_runtime(settings: Settings) -> ServiceRuntime:
     database = Database(settings.database_url)
     registry = RubricRegistry.from_directory(settings.rubrics_dir)
     limiter = ModelLimiter.from_settings(settings)
+    client, call_cache = build_client(settings, database, limiter)
     scorer = Scorer(
         registry=registry,
-        client=build_client(settings, database, limiter),
+        client=client,
         calibrations=SqlCalibrations(database),
     )
     jobs = JobService(
@@ -99,6 +106,7 @@ def build_runtime(settings: Settings) -> ServiceRuntime:
         jobs=jobs,
         keys=KeyStore(database),
         limiter=limiter,
+        call_cache=call_cache,
         calibrations=calibrations,
         canaries=CanaryService(calibrations),
         simulator=simulator,
