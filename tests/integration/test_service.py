@@ -23,25 +23,12 @@ from tests.integration.conftest import (
     ServiceStack,
     query,
 )
+from tests.integration.sample_texts import POSTS, RESPONSES
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 NDJSON = {"Content-Type": "application/x-ndjson"}
 PROBLEM = "application/problem+json"
-POSTS = (
-    "I moved for a new job three months ago and I still eat dinner alone every night.",
-    "Failed my driving test for the second time today.",
-    "I can't sleep since my dad got sick.",
-    "My cat died this morning and the house feels empty.",
-    "I got passed over for the promotion I worked so hard for.",
-)
-RESPONSES = (
-    "I'm so sorry, that sounds really lonely. Is eating dinner alone the hardest part?",
-    "Just book it again, lots of people need three tries.",
-    "That must be frightening. How is your dad doing today?",
-    "Hang in there.",
-    "That must be so frustrating after all that effort. What did your manager say?",
-)
 
 
 #: JSON allows these unescaped inside strings; line splitters other than "\n" break on them.
