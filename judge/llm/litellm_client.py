@@ -137,13 +137,30 @@ class LiteLLMClient:
                     latency_ms=(time.perf_counter() - started) * 1000,
                     attempts=attempts,
                 )
-            usage = getattr(response, "usage", None)
-            prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-            completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
-            cost += self._cost(request.model, response, usage)
-            message = response.choices[0].message
-            content = getattr(message, "content", None)
-            refusal = getattr(message, "refusal", None)
+            try:
+                usage = getattr(response, "usage", None)
+                prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+                completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+                cost += self._cost(request.model, response, usage)
+                message = response.choices[0].message
+                content = getattr(message, "content", None)
+                refusal = getattr(message, "refusal", None)
+            except (AttributeError, IndexError, TypeError, ValueError) as exc:
+                # a reply without the expected shape is the provider's fault: an abstention
+                return ChatResult(
+                    model=request.model,
+                    resolved_model=None,
+                    content=None,
+                    failure="provider_error",
+                    error=f"unusable reply ({type(exc).__name__}: {exc})",
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                    cost_usd=cost,
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                    attempts=attempts,
+                )
+            if content is not None and not isinstance(content, str):
+                content = str(content)
             return ChatResult(
                 model=request.model,
                 resolved_model=str(getattr(response, "model", "") or "") or None,

@@ -26,8 +26,10 @@ def _colour(kappa: float | None, line: float, floor: float) -> str:
     )
 
 
-def _fmt(value: Any) -> str:
-    return "–" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+def _fmt(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "–"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
 def _columns(report: dict[str, Any]) -> list[str]:
@@ -75,7 +77,7 @@ def heatmap_svg(report: dict[str, Any]) -> str:
             parts.append(
                 f'<rect x="{x}" y="{y}" width="{_CELL_W - 2}" height="{_CELL_H - 2}" '
                 f'fill="{colour}">'
-                f"<title>{escape(dim_id)} / {escape(columns[c])}: {_fmt(kappa)}</title></rect>"
+                f"<title>{escape(dim_id)} / {escape(columns[c])}: {_fmt(kappa, 4)}</title></rect>"
             )
             parts.append(
                 f'<text x="{x + _CELL_W / 2}" y="{y + 18}" text-anchor="middle">'
@@ -109,7 +111,7 @@ def _table(report: dict[str, Any]) -> str:
         baseline = dim.get("expert_expert") or {}
         for r in dim.get("raters", []):
             extra = ", ".join(
-                f"{k} {_fmt(r[k])}"
+                f"{k} {_fmt(r[k], 3)}"
                 for k in ("accuracy", "precision", "recall", "f1", "recall_at_1", "mrr")
                 if k in r
             )
@@ -119,9 +121,9 @@ def _table(report: dict[str, Any]) -> str:
             rows.append(
                 "<tr>"
                 f"<td>{escape(dim_id)}</td><td>{escape(str(dim.get('metric')))}</td>"
-                f"<td>{_fmt(baseline.get('median'))}</td><td>{escape(r['rater'])}</td>"
-                f"<td>{_fmt(r['kappa'])}</td><td>[{_fmt(ci[0])}, {_fmt(ci[1])}]</td>"
-                f"<td>{r['n']}</td><td>{r['abstained']}</td><td>{_fmt(r.get('alpha'))}</td>"
+                f"<td>{_fmt(baseline.get('median'), 3)}</td><td>{escape(r['rater'])}</td>"
+                f"<td>{_fmt(r['kappa'], 3)}</td><td>[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]</td>"
+                f"<td>{r['n']}</td><td>{r['abstained']}</td><td>{_fmt(r.get('alpha'), 3)}</td>"
                 f"<td>{escape(extra)}</td>"
                 f"<td>{escape(flag.get('level', '')) if r['rater'] == 'panel' else ''}</td>"
                 f"<td>{escape(reasons)}</td>"

@@ -457,7 +457,7 @@ def test_heatmap_has_a_row_per_dimension_and_the_threshold_line(
     assert len(list(svg.iter(f"{ns}line"))) == 2
     er = full_report["dimensions"]["emotional_reactions"]
     titles = [c.find(f"{ns}title").text for c in cells]  # type: ignore[union-attr]
-    assert f"emotional_reactions / panel: {rater(er, PANEL)['kappa']:.2f}" in titles
+    assert f"emotional_reactions / panel: {rater(er, PANEL)['kappa']:.4f}" in titles
 
 
 def test_html_table_has_the_numbers(full_report: dict[str, Any]) -> None:
@@ -471,9 +471,9 @@ def test_html_table_has_the_numbers(full_report: dict[str, Any]) -> None:
     (panel_row,) = [r for r in rows if r.startswith("emotional_reactions<") and ">panel<" in r]
     cells = re.findall(r"<td>(.*?)</td>", "<td>" + panel_row)
     assert cells[0] == "emotional_reactions"
-    assert cells[2] == f"{er['expert_expert']['median']:.2f}"
-    assert cells[4] == f"{panel['kappa']:.2f}"
-    assert cells[5] == f"[{panel['ci95'][0]:.2f}, {panel['ci95'][1]:.2f}]"
+    assert cells[2] == f"{er['expert_expert']['median']:.3f}"
+    assert cells[4] == f"{panel['kappa']:.3f}"
+    assert cells[5] == f"[{panel['ci95'][0]:.3f}, {panel['ci95'][1]:.3f}]"
     assert cells[6] == str(panel["n"])
     assert cells[10] == er["flag"]["level"]
 
