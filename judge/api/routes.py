@@ -198,6 +198,7 @@ async def get_batch_results(request: Request[Any, Any, Any], batch_id: str) -> S
             async for job in repo.iter_batch_jobs(session, batch_id):
                 view = job_view(job)
                 view["line"] = job.position
+                view["batch_id"] = batch_id
                 # ASCII-escaped: no raw U+2028/U+2029/U+0085 that line splitters
                 # (str.splitlines, httpx's iter_lines) would take for line breaks
                 yield (json.dumps(view) + "\n").encode()

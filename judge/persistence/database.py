@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +25,8 @@ from sqlalchemy.ext.asyncio import (
 from judge.errors import JudgeError
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+# Alembic logs "Context impl ..." at INFO on every revision check (each readiness probe).
+logging.getLogger("alembic.runtime.migration").setLevel(logging.WARNING)
 
 
 class DatabaseNotMigrated(JudgeError):

@@ -110,6 +110,7 @@ def assert_each_item_once(
     assert Counter(lines).most_common(1)[0][1] == 1, "a line appears twice in the results"
     assert lines == expected
     assert {r["status"] for r in rows} == {"completed"}
+    assert {r["batch_id"] for r in rows} == {batch_id}
     assert len({r["id"] for r in rows}) == len(rows)
     assert re.fullmatch(r"[0-9a-f]{32}", batch_id)
     jobs = query(
