@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 def create_app(settings: Settings) -> Litestar:
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        runtime = build_runtime(settings)
+        runtime = build_runtime(settings, runs_jobs=not settings.redis_url)
         closers: list[Any] = []
         try:
             await runtime.database.check_migrated()

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from judge.errors import JudgeError
 from judge.llm.cache import CachingClient
-from judge.llm.client import ChatClient
+from judge.llm.client import ChatClient, ChatRequest, ChatResult
 from judge.llm.limits import LimitedClient, ModelLimiter
 from judge.persistence.cache import SqlCallCache
 from judge.persistence.calibrations import SqlCalibrations
@@ -69,10 +70,27 @@ def build_client(
     return CachingClient(client, cache), cache
 
 
-def build_runtime(settings: Settings) -> ServiceRuntime:
-    """Build everything (starting the simulator if needed); call ``close()`` when done."""
+class _NoLLMClient:
+    """The client of a process that only submits and reads jobs (the API in Celery mode):
+    it never calls a model, so it need not import LiteLLM (about 150 MB and seconds)."""
+
+    async def complete(self, request: ChatRequest) -> ChatResult:
+        raise JudgeError("this process does not run jobs; the Celery workers do")
+
+
+#: stands in for the simulator's URL where panels are only resolved, never called
+NOT_CALLED_HERE = "http://judge-workers.invalid/v1"
+
+
+def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRuntime:
+    """Build everything (starting the simulator if needed); call ``close()`` when done.
+
+    With ``runs_jobs=False`` (the API in Celery mode) no LLM client and no simulator are set up.
+    """
     simulator: SimulatorProcess | None = None
     simulator_url = settings.simulator.url
+    if not runs_jobs:
+        simulator_url = simulator_url or NOT_CALLED_HERE
     if simulator_url is None and uses_simulator(settings):
         simulator = SimulatorProcess(
             SimulatorOptions(
@@ -85,7 +103,12 @@ def build_runtime(settings: Settings) -> ServiceRuntime:
     database = Database(settings.database_url)
     registry = RubricRegistry.from_directory(settings.rubrics_dir)
     limiter = ModelLimiter.from_settings(settings)
-    client, call_cache = build_client(settings, database, limiter)
+    client: ChatClient
+    call_cache: SqlCallCache | None = None
+    if runs_jobs:
+        client, call_cache = build_client(settings, database, limiter)
+    else:
+        client = _NoLLMClient()
     scorer = Scorer(
         registry=registry,
         client=client,
