@@ -192,12 +192,6 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, _YamlSource(settings_cls), file_secret_settings)
 
-    def provider_configured(self) -> bool:
-        """True when real models can be called: a base URL, a key, or configured panels."""
-        if self.panels or self.llm.api_base or self.llm.api_key:
-            return True
-        return any(os.environ.get(var) for var in PROVIDER_KEY_VARS)
-
     def provider_panel(self) -> PanelSpec | None:
         """The automatic panel used when a provider is configured but no panels are."""
         models = list(self.llm.default_models) or [

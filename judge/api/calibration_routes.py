@@ -9,7 +9,7 @@ from litestar.params import Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api.problems import ProblemError
-from judge.api.state import ApiState
+from judge.api.state import ApiState, api_state
 from judge.services.calibration import CalibrationNotFound
 from judge.services.calibration_html import render_report_html
 
@@ -23,11 +23,6 @@ class CalibrationRequest(BaseModel):
     panel: str | None = None
     label: str | None = Field(default=None, max_length=200)
     items: list[Any]
-
-
-def _state(request: Request[Any, Any, Any]) -> ApiState:
-    state: ApiState = request.app.state.api
-    return state
 
 
 async def _view(state: ApiState, run_id: str) -> dict[str, Any]:
@@ -45,7 +40,7 @@ async def create_calibration(
     data: CalibrationRequest,
     wait: Annotated[float | None, Parameter(ge=0)] = None,
 ) -> Response[dict[str, Any]]:
-    state = _state(request)
+    state = api_state(request)
     run, job_ids = await state.runtime.calibrations.submit(
         rubric_id=data.rubric, panel_name=data.panel, items=data.items, label=data.label
     )
@@ -59,7 +54,7 @@ async def create_calibration(
 
 @get("/v1/calibrations/{run_id:str}", opt={"scope": "admin"}, summary="A calibration run")
 async def get_calibration(request: Request[Any, Any, Any], run_id: str) -> dict[str, Any]:
-    return await _view(_state(request), run_id)
+    return await _view(api_state(request), run_id)
 
 
 @get(
@@ -69,7 +64,7 @@ async def get_calibration(request: Request[Any, Any, Any], run_id: str) -> dict[
     media_type="text/html",
 )
 async def get_calibration_report(request: Request[Any, Any, Any], run_id: str) -> Response[str]:
-    view = await _view(_state(request), run_id)
+    view = await _view(api_state(request), run_id)
     if "report" not in view:
         raise ProblemError(409, f"calibration {run_id} is still {view['status']}", field="id")
     return Response(render_report_html(view["report"]), media_type="text/html")

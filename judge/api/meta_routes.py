@@ -7,13 +7,8 @@ from typing import Any
 from litestar import Request, Response, get
 
 from judge.api.problems import ProblemError
-from judge.api.state import ApiState
+from judge.api.state import api_state
 from judge.errors import RubricNotFound
-
-
-def _state(request: Request[Any, Any, Any]) -> ApiState:
-    state: ApiState = request.app.state.api
-    return state
 
 
 def _summary(rubric: Any) -> dict[str, Any]:
@@ -30,13 +25,13 @@ def _summary(rubric: Any) -> dict[str, Any]:
 
 @get("/v1/rubrics", opt={"scope": "score"}, summary="Available rubrics")
 async def list_rubrics(request: Request[Any, Any, Any]) -> list[dict[str, Any]]:
-    return [_summary(r) for r in _state(request).runtime.registry.all()]
+    return [_summary(r) for r in api_state(request).runtime.registry.all()]
 
 
 @get("/v1/rubrics/{rubric_id:str}", opt={"scope": "score"}, summary="One rubric, normalised")
 async def get_rubric(request: Request[Any, Any, Any], rubric_id: str) -> dict[str, Any]:
     try:
-        rubric = _state(request).runtime.registry.get(rubric_id)
+        rubric = api_state(request).runtime.registry.get(rubric_id)
     except RubricNotFound as exc:
         raise ProblemError(404, exc.message, field="rubric_id") from None
     data: dict[str, Any] = rubric.model_dump(mode="json")
@@ -51,7 +46,7 @@ async def health() -> dict[str, str]:
 
 @get("/ready", summary="Readiness: the database (and Redis, when configured) answer")
 async def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
-    state = _state(request)
+    state = api_state(request)
     checks: dict[str, str] = {}
     try:
         await state.runtime.database.ping()

@@ -8,7 +8,7 @@ from litestar import Request, get, post
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api.problems import ProblemError
-from judge.api.state import ApiState
+from judge.api.state import api_state
 from judge.errors import RubricNotFound
 from judge.services.canary import CanaryError
 
@@ -21,18 +21,13 @@ class CanaryRequest(BaseModel):
     name: str | None = Field(default=None, max_length=200)
 
 
-def _state(request: Request[Any, Any, Any]) -> ApiState:
-    state: ApiState = request.app.state.api
-    return state
-
-
 @get(
     "/v1/reliability/{rubric_id:str}",
     opt={"scope": "score"},
     summary="Calibration runs and canary drift history of a rubric",
 )
 async def get_reliability(request: Request[Any, Any, Any], rubric_id: str) -> dict[str, Any]:
-    state = _state(request)
+    state = api_state(request)
     try:
         state.runtime.registry.get(rubric_id)
     except RubricNotFound as exc:
@@ -43,7 +38,7 @@ async def get_reliability(request: Request[Any, Any, Any], rubric_id: str) -> di
 @post("/v1/canaries", opt={"scope": "admin"}, status_code=201, summary="Register a canary")
 async def create_canary(request: Request[Any, Any, Any], data: CanaryRequest) -> dict[str, Any]:
     try:
-        canary = await _state(request).runtime.canaries.register(
+        canary = await api_state(request).runtime.canaries.register(
             baseline_run_id=data.calibration_id, interval_s=data.interval_s, name=data.name
         )
     except CanaryError as exc:
@@ -53,4 +48,4 @@ async def create_canary(request: Request[Any, Any, Any], data: CanaryRequest) ->
 
 @get("/v1/canaries", opt={"scope": "admin"}, summary="Registered canaries")
 async def list_canaries(request: Request[Any, Any, Any]) -> list[dict[str, Any]]:
-    return [c.model_dump(mode="json") for c in await _state(request).runtime.canaries.all()]
+    return [c.model_dump(mode="json") for c in await api_state(request).runtime.canaries.all()]

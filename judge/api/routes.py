@@ -12,7 +12,7 @@ from litestar.response import Stream
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api.problems import ProblemError
-from judge.api.state import ApiState
+from judge.api.state import ApiState, api_state
 from judge.persistence import jobs as repo
 from judge.services.jobs import Rejection, job_view
 
@@ -38,11 +38,6 @@ class BatchRequest(BaseModel):
     items: list[Any]
 
 
-def _state(request: Request[Any, Any, Any]) -> ApiState:
-    state: ApiState = request.app.state.api
-    return state
-
-
 def _wait_limit(state: ApiState, wait: float | None) -> float:
     if wait is None:
         return 0.0
@@ -57,7 +52,7 @@ async def create_score(
         float | None, Parameter(ge=0, description="seconds to wait for the result")
     ] = None,
 ) -> Response[dict[str, Any]]:
-    state = _state(request)
+    state = api_state(request)
     job = await state.runtime.jobs.submit_score(
         rubric_id=data.rubric,
         raw_item=data.item,
@@ -79,7 +74,7 @@ async def create_score(
 
 @get("/v1/scores/{job_id:str}", opt={"scope": "score"}, summary="A score's status or result")
 async def get_score(request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
-    job = await _state(request).runtime.jobs.get_job(job_id)
+    job = await api_state(request).runtime.jobs.get_job(job_id)
     if job is None:
         raise ProblemError(404, f"no score with id {job_id!r}", field="id")
     return job_view(job)
@@ -110,7 +105,7 @@ async def create_batch(
     rubric: str | None = None,
     panel: str | None = None,
 ) -> Response[dict[str, Any]]:
-    state = _state(request)
+    state = api_state(request)
     body = await request.body()
     content_type = request.headers.get("content-type", "").split(";")[0].strip()
     if content_type in (NDJSON, "application/jsonl", "application/x-jsonlines"):
@@ -181,7 +176,7 @@ async def _batch_view(state: ApiState, batch_id: str) -> dict[str, Any]:
 
 @get("/v1/batches/{batch_id:str}", opt={"scope": "batch"}, summary="Batch progress")
 async def get_batch(request: Request[Any, Any, Any], batch_id: str) -> dict[str, Any]:
-    return await _batch_view(_state(request), batch_id)
+    return await _batch_view(api_state(request), batch_id)
 
 
 @get(
@@ -190,7 +185,7 @@ async def get_batch(request: Request[Any, Any, Any], batch_id: str) -> dict[str,
     summary="Batch results as JSON Lines, in submission order",
 )
 async def get_batch_results(request: Request[Any, Any, Any], batch_id: str) -> Stream:
-    state = _state(request)
+    state = api_state(request)
     await _batch_view(state, batch_id)  # 404 for an unknown batch
 
     async def lines() -> AsyncIterator[bytes]:

@@ -7,6 +7,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from litestar import Request
+
 from judge.services.jobs import CompletionWaiter, Dispatcher
 from judge.services.runtime import ServiceRuntime
 
@@ -28,3 +30,9 @@ class ApiState:
             self._active_keys = await self.runtime.keys.count_active()
             self._keys_checked_at = now
         return self._active_keys > 0
+
+
+def api_state(request: Request[Any, Any, Any]) -> ApiState:
+    """The state ``create_app`` stored for the handlers."""
+    state: ApiState = request.app.state.api
+    return state

@@ -47,7 +47,7 @@ def scoring_runtime(
 ) -> Iterator[Runtime]:
     """``registry``: rubrics already loaded by the caller (so it can validate its input before
     LiteLLM is imported and the simulator started); by default loaded from settings."""
-    from judge.llm.litellm_client import LiteLLMClient, ModelPrice, RetryPolicy
+    from judge.llm.litellm_client import LiteLLMClient
 
     registry = registry or RubricRegistry.from_directory(settings.rubrics_dir)
     if models:
@@ -56,14 +56,7 @@ def scoring_runtime(
         name, spec = panel_spec(settings, panel_name)
     if per_dimension:
         spec = spec.model_copy(update={"per_dimension_calls": True})
-    client = LiteLLMClient(
-        retry=RetryPolicy(
-            max_retries=settings.llm.max_retries, backoff_base_s=settings.llm.backoff_base_s
-        ),
-        prices={
-            m: ModelPrice(p.input_per_mtok, p.output_per_mtok) for m, p in settings.prices.items()
-        },
-    )
+    client = LiteLLMClient.from_settings(settings)
     with ExitStack() as stack:
         simulator_url = settings.simulator.url
         if simulator_url is None and needs_simulator(spec):

@@ -37,13 +37,7 @@ async def _run_here(
         run, job_ids = await runtime.calibrations.submit(
             rubric_id=rubric_id, panel_name=panel, items=items, label=label
         )
-        limit = asyncio.Semaphore(runtime.settings.worker.concurrency)
-
-        async def one(job_id: str) -> None:
-            async with limit:
-                await runtime.jobs.run_job(job_id)
-
-        await asyncio.gather(*(one(j) for j in job_ids))
+        await runtime.jobs.run_all(job_ids)
         return await runtime.calibrations.view(run.id)
     finally:
         await runtime.close()

@@ -51,16 +51,7 @@ async def _dispatcher(
 
         return CeleryDispatcher(settings).dispatch
 
-    async def run_here(job_ids: Sequence[str]) -> None:
-        limit = asyncio.Semaphore(settings.worker.concurrency)
-
-        async def one(job_id: str) -> None:
-            async with limit:
-                await runtime.jobs.run_job(job_id)
-
-        await asyncio.gather(*(one(j) for j in job_ids))
-
-    return run_here
+    return runtime.jobs.run_all
 
 
 @click.group("canary")

@@ -229,6 +229,13 @@ class Rubric(_Strict):
     expert_examples: tuple[ExpertExample, ...] = ()
     reliability: ReliabilityPolicy = ReliabilityPolicy()
 
+    def dimension_names(self) -> dict[str, str]:
+        """Every dimension id and alias (an annotation-file column name) -> the dimension id."""
+        names = {d.id: d.id for d in self.dimensions}
+        for d in self.dimensions:
+            names.update(dict.fromkeys(d.aliases, d.id))
+        return names
+
     def dimension(self, dim_id: str) -> Dimension:
         for dim in self.dimensions:
             if dim.id == dim_id:

@@ -23,6 +23,7 @@ import litellm  # noqa: E402
 from litellm import exceptions as errors  # noqa: E402
 
 from judge.llm.client import ChatRequest, ChatResult, FailureReason  # noqa: E402
+from judge.settings import Settings  # noqa: E402
 
 litellm.suppress_debug_info = True
 litellm.telemetry = False
@@ -107,6 +108,19 @@ class LiteLLMClient:
         self._retry = retry or RetryPolicy()
         self._prices = prices or {}
         self._rng = rng or random.Random()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> LiteLLMClient:
+        """Retries and the configured prices (USD per million tokens) from the settings."""
+        return cls(
+            retry=RetryPolicy(
+                max_retries=settings.llm.max_retries, backoff_base_s=settings.llm.backoff_base_s
+            ),
+            prices={
+                m: ModelPrice(p.input_per_mtok, p.output_per_mtok)
+                for m, p in settings.prices.items()
+            },
+        )
 
     async def complete(self, request: ChatRequest) -> ChatResult:
         started = time.perf_counter()

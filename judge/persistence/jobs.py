@@ -240,10 +240,3 @@ async def mark_enqueued(session: AsyncSession, job_ids: Sequence[str]) -> None:
         update(ScoreJob).where(col(ScoreJob.id).in_(list(job_ids))).values(enqueued_at=utcnow())
     )
     await session.commit()
-
-
-async def judgments_for(session: AsyncSession, job_id: str) -> list[Judgment]:
-    result = await session.execute(
-        select(Judgment).where(col(Judgment.job_id) == job_id).order_by(col(Judgment.id))
-    )
-    return list(result.scalars().all())

@@ -48,15 +48,8 @@ def _line_of(node: yaml.Node | None, loc: Loc) -> int | None:
     return line
 
 
-def _field(loc: Loc) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _named_loc(data: Any, loc: Loc) -> str:
-    """Like :func:`_field` but shows ``dimensions[empathy]`` instead of ``dimensions[3]``."""
+    """The field path, naming list items by their id: ``dimensions[empathy].scale``."""
     out = ""
     node = data
     for part in loc:

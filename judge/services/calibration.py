@@ -25,7 +25,6 @@ from judge import metrics
 from judge.domain.rubric import RankedScale, Rubric
 from judge.errors import ItemInvalid, JudgeError
 from judge.persistence import jobs as repo
-from judge.persistence.calibrations import latest_run
 from judge.persistence.tables import Batch, CalibrationRun, ScoreJob, utcnow
 from judge.services.calibration_report import ScoredItem, calibration_report, flag_inputs
 from judge.services.jobs import JobService, new_id
@@ -48,19 +47,11 @@ class CalibrationNotFound(JudgeError):
         super().__init__(f"no calibration run with id {run_id!r}")
 
 
-def _dimension_ids(rubric: Rubric) -> dict[str, str]:
-    """Dimension ids and their aliases (annotation-file column names) -> dimension id."""
-    names = {d.id: d.id for d in rubric.dimensions}
-    for d in rubric.dimensions:
-        names.update(dict.fromkeys(d.aliases, d.id))
-    return names
-
-
 def normalise_labels(
     rubric: Rubric, labels: dict[str, dict[str, Any]], prefix: str, participants: tuple[str, ...]
 ) -> dict[str, dict[str, Any]]:
     """Map aliases to dimension ids and check every label against the dimension's scale."""
-    names = _dimension_ids(rubric)
+    names = rubric.dimension_names()
     out: dict[str, dict[str, Any]] = {}
     for expert, ratings in labels.items():
         if not isinstance(ratings, dict):
@@ -317,15 +308,6 @@ class CalibrationService:
         if run.report_json:
             view["report"] = json.loads(run.report_json)
         return view
-
-    async def latest_for(self, rubric: Rubric, panel_name: str | None) -> CalibrationRun | None:
-        panel = self.jobs.panel(panel_name)
-        return await latest_run(
-            self.jobs.database,
-            rubric_id=rubric.id,
-            rubric_version=rubric.version,
-            panel_signature=panel.signature(),
-        )
 
 
 def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:

@@ -219,6 +219,17 @@ class JobService:
             except Exception:
                 log.exception("batch hook failed after job %s", job.id)
 
+    async def run_all(self, job_ids: Sequence[str], *, concurrency: int | None = None) -> None:
+        """Run jobs in this process, ``concurrency`` at a time (default: the worker setting),
+        for commands that need no server (``judge calibrate``, ``judge beat`` without Redis)."""
+        limit = asyncio.Semaphore(concurrency or self.settings.worker.concurrency)
+
+        async def one(job_id: str) -> None:
+            async with limit:
+                await self.run_job(job_id)
+
+        await asyncio.gather(*(one(j) for j in job_ids))
+
     async def _keep_lease(self, job_id: str, lease: float) -> None:
         while True:
             await asyncio.sleep(lease / 3)

@@ -56,9 +56,7 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
 
 
 def _dimension_columns(rubric: Rubric, columns: Sequence[str]) -> dict[str, str]:
-    names = {d.id: d.id for d in rubric.dimensions}
-    for d in rubric.dimensions:
-        names.update(dict.fromkeys(d.aliases, d.id))
+    names = rubric.dimension_names()
     return {c: names[c] for c in columns if c in names}
 
 

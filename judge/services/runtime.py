@@ -53,17 +53,9 @@ def uses_simulator(settings: Settings) -> bool:
 def build_client(
     settings: Settings, database: Database, limiter: ModelLimiter
 ) -> tuple[ChatClient, SqlCallCache | None]:
-    from judge.llm.litellm_client import LiteLLMClient, ModelPrice, RetryPolicy
+    from judge.llm.litellm_client import LiteLLMClient
 
-    client: ChatClient = LiteLLMClient(
-        retry=RetryPolicy(
-            max_retries=settings.llm.max_retries, backoff_base_s=settings.llm.backoff_base_s
-        ),
-        prices={
-            m: ModelPrice(p.input_per_mtok, p.output_per_mtok) for m, p in settings.prices.items()
-        },
-    )
-    client = LimitedClient(client, limiter)
+    client: ChatClient = LimitedClient(LiteLLMClient.from_settings(settings), limiter)
     if not settings.worker.cache_enabled:
         return client, None
     cache = SqlCallCache(database)

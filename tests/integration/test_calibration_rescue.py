@@ -79,13 +79,7 @@ async def _calibrate(
         run, job_ids = await runtime.calibrations.submit(
             rubric_id=rubric_id, panel_name=None, items=items, label="rescue-bench"
         )
-        limit = asyncio.Semaphore(32)
-
-        async def one(job_id: str) -> None:
-            async with limit:
-                await runtime.jobs.run_job(job_id)
-
-        await asyncio.gather(*(one(j) for j in job_ids))
+        await runtime.jobs.run_all(job_ids, concurrency=32)
         view = await runtime.calibrations.view(run.id)
         aggregate = []
         async with runtime.database.session() as session:
