@@ -10,9 +10,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from pydantic import SecretStr
+
 FailureReason = Literal[
-    "timeout", "rate_limit", "provider_error", "refusal", "auth_error", "bad_request"
+    "timeout",
+    "rate_limit",
+    "provider_error",
+    "refusal",
+    "auth_error",
+    "bad_request",
+    "unknown_model",
 ]
+#: Failures that no retry and no other item can cure: the judge's configuration is wrong
+#: (no or refused credentials, a model the provider does not know). They stop a run.
+CONFIGURATION_FAILURES: frozenset[str] = frozenset({"auth_error", "unknown_model"})
+
+
+def as_secret(value: SecretStr | str | None) -> SecretStr | None:
+    """A provider key as :class:`SecretStr` (hidden from every repr); plain strings from
+    callers are wrapped, empty ones mean no key."""
+    if value is None or isinstance(value, SecretStr):
+        return value
+    return SecretStr(value) if value else None
 
 
 @dataclass(frozen=True)
@@ -22,9 +41,12 @@ class ChatRequest:
     response_format: dict[str, Any] | None = None
     params: dict[str, Any] = field(default_factory=dict)
     api_base: str | None = None
-    api_key: str | None = None
+    api_key: SecretStr | None = field(default=None, repr=False)
     timeout_s: float = 60.0
     use_cache: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "api_key", as_secret(self.api_key))
 
 
 @dataclass(frozen=True)
