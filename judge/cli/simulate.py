@@ -133,8 +133,8 @@ def simulate_llm(
     """Run the OpenAI-compatible LLM simulator (simulated judges, never a real model).
 
     Personas are chosen by the model name, `<persona>[@<tag>]` (the tag varies the seed):
-    accurate, noisy, lenient, random, malformed, slow, flaky, fail429-N, fail500-N,
-    replay-NAME. With LiteLLM: model="openai/accurate", api_base="http://HOST:PORT/v1".
+    accurate, noisy, lenient, random, malformed, slow, flaky, fail<status>-N (status 400,
+    401, 429 or 500), replay-NAME. With LiteLLM: model="openai/accurate", api_base="http://HOST:PORT/v1".
     """
     from judge.errors import JudgeError
     from judge.simulator import ReplayFileError, SimulatorOptions, create_app

@@ -265,18 +265,22 @@ class SimulatorApp:
     ) -> None:
         """Raise the persona's HTTP failure for this call, or wait out its latency."""
         status = 0
-        if persona.kind in ("fail429", "fail500"):
+        if persona.kind.startswith("fail"):
             prompt = json.dumps(body.get("messages"), sort_keys=True, ensure_ascii=False)
             key = (model, hashlib.sha256(prompt.encode()).hexdigest())
             self.fault_counts[key] += 1
             if self.fault_counts[key] <= persona.fail_count:
-                status = 429 if persona.kind == "fail429" else 500
+                status = int(persona.kind.removeprefix("fail"))
         elif persona.kind == "flaky":
             rng = self.call_rngs.setdefault(model, random.Random(f"{self.options.seed}:{model}"))
             if rng.random() < self.options.flaky_rate:
                 status = rng.choice((429, 500, 503))
         if status == 429:
             raise self._rate_limited()
+        if status == 401:
+            raise HttpError(401, "simulated: incorrect API key provided", code="invalid_api_key")
+        if status == 400:
+            raise HttpError(400, "simulated: the request is invalid", code="invalid_request")
         base = self.options.slow_latency_ms if persona.kind == "slow" else self.options.latency_ms
         jitter = self.options.jitter_ms
         delay_ms = base + (self.jitter_rng.uniform(-jitter, jitter) if jitter > 0 else 0.0)

@@ -15,7 +15,7 @@ from typing import Any
 from judge.simulator.schema import DimSpec
 
 SIMPLE_PERSONAS = ("accurate", "noisy", "lenient", "random", "malformed", "slow", "flaky")
-_FAIL = re.compile(r"^fail(429|500)-(\d{1,6})$")
+_FAIL = re.compile(r"^fail(400|401|429|500)-(\d{1,6})$")
 _REPLAY = re.compile(r"^replay-([A-Za-z0-9_.\-]+)$")
 DESCRIPTIONS = {
     "accurate": "reference labels when known, else a deterministic reading of the text",
@@ -27,6 +27,8 @@ DESCRIPTIONS = {
     "flaky": "sometimes HTTP 429 (with Retry-After), 500 or 503",
     "fail429-N": "the first N calls per distinct prompt get HTTP 429, then accurate",
     "fail500-N": "the first N calls per distinct prompt get HTTP 500, then accurate",
+    "fail401-N": "the first N calls per distinct prompt get HTTP 401 (invalid key), then accurate",
+    "fail400-N": "the first N calls per distinct prompt get HTTP 400 (bad request), then accurate",
     "replay-NAME": "ratings recorded in an annotation file (--replay NAME=PATH)",
 }
 
@@ -37,7 +39,7 @@ class UnknownPersona(ValueError):
 
 @dataclass(frozen=True)
 class Persona:
-    kind: str  # one of SIMPLE_PERSONAS, "fail429", "fail500" or "replay"
+    kind: str  # one of SIMPLE_PERSONAS, "fail<status>" or "replay"
     tag: str = ""
     fail_count: int = 0
     replay_name: str = ""
@@ -45,11 +47,10 @@ class Persona:
     @property
     def label(self) -> str:
         """How the persona names itself in rationales."""
-        base = {
-            "fail429": f"fail429-{self.fail_count}",
-            "fail500": f"fail500-{self.fail_count}",
-            "replay": f"replay-{self.replay_name}",
-        }.get(self.kind, self.kind)
+        if self.kind.startswith("fail"):
+            base = f"{self.kind}-{self.fail_count}"
+        else:
+            base = f"replay-{self.replay_name}" if self.kind == "replay" else self.kind
         return f"{base}@{self.tag}" if self.tag else base
 
 
@@ -75,7 +76,7 @@ def parse_persona(name: str, replay_names: frozenset[str] | set[str] | None = No
         return Persona("replay", tag, replay_name=replay.group(1))
     raise UnknownPersona(
         f"the model {name!r} names no simulator persona; use <persona>[@<tag>] with persona "
-        f"one of {', '.join(SIMPLE_PERSONAS)}, fail429-N, fail500-N, replay-NAME, or an alias"
+        f"one of {', '.join(SIMPLE_PERSONAS)}, fail<400|401|429|500>-N, replay-NAME, or an alias"
     )
 
 
