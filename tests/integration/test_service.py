@@ -337,8 +337,10 @@ def test_flaky_judge_429s_do_not_fail_items(sqlite_stack: ServiceStack) -> None:
 
 
 # -- 6. bad inputs ---------------------------------------------------------------------------------
-def test_bad_inputs_get_problem_details_and_the_rest_is_scored(sqlite_stack: ServiceStack) -> None:
-    stack = sqlite_stack
+def test_bad_inputs_get_problem_details_and_the_rest_is_scored(
+    service_stack: ServiceStack,
+) -> None:
+    stack = service_stack
     client = stack.client
     good = {"rubric": "epitome", "item": item("bad", 0)}
     responses: list[httpx.Response] = []
