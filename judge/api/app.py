@@ -13,7 +13,7 @@ from typing import Any
 
 from litestar import Litestar
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin
 
 from judge import __version__
 from judge.api.auth import require_scope
@@ -22,6 +22,7 @@ from judge.api.calibration_routes import (
     get_calibration,
     get_calibration_report,
 )
+from judge.api.docs import swagger_assets, swagger_plugin
 from judge.api.meta_routes import get_rubric, health, list_rubrics, ready
 from judge.api.observability import HttpMetricsMiddleware, metrics_endpoint
 from judge.api.problems import handle_exception
@@ -87,6 +88,7 @@ def create_app(settings: Settings) -> Litestar:
             health,
             ready,
             metrics_endpoint,
+            swagger_assets(),
         ],
         middleware=[HttpMetricsMiddleware()],
         guards=[require_scope],
@@ -101,7 +103,7 @@ def create_app(settings: Settings) -> Litestar:
                 "every dimension carries a reliability flag."
             ),
             path="/schema",
-            render_plugins=[SwaggerRenderPlugin(path="/swagger"), JsonRenderPlugin()],
+            render_plugins=[swagger_plugin(), JsonRenderPlugin()],
         ),
         debug=False,
     )
