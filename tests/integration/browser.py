@@ -5,18 +5,22 @@ Every request to a host other than loopback is aborted and recorded, so a page t
 internet (a CDN script, a web font) fails its test instead of silently working on a connected
 workstation. Console errors and uncaught page errors are recorded too. Screenshots are kept
 under ``build/test-artifacts/`` (ignored by git) for a person to look at.
+
+Playwright's async API runs inside :func:`asyncio.run`, so no event loop outlives a visit
+(its sync API would leave one running and break later ``asyncio.run`` calls in the session).
 """
 
 from __future__ import annotations
 
+import asyncio
 import shutil
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
-import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Request, Route, sync_playwright
+from playwright.async_api import ConsoleMessage, Page, Request, Route, async_playwright
 
 from tests.conftest import REPO
 from tests.integration.conftest import skip_or_fail
@@ -32,12 +36,16 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+#: what a test does on the page; its return value comes back from :func:`visit`
+Steps = Callable[[Page], Awaitable[Any]]
 
 
 @dataclass
-class PageLog:
-    """What a page did besides rendering: console errors, page errors, refused requests."""
+class Visit:
+    """What a page did besides rendering, what the steps returned, and the screenshot."""
 
+    result: Any = None
+    screenshot: Path | None = None
     console_errors: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
     external_requests: list[str] = field(default_factory=list)
@@ -58,50 +66,46 @@ def chromium_path() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[Browser]:
-    path = chromium_path()
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
 def _is_local(url: str) -> bool:
     parts = urlsplit(url)
     return parts.scheme in ("data", "blob", "about") or (parts.hostname or "") in LOOPBACK
 
 
-def open_page(
-    browser: Browser, url: str, *, width: int = 1366, height: int = 900
-) -> tuple[Page, PageLog]:
-    """A new page on ``url`` (a laptop-sized viewport by default), offline but for loopback."""
-    log = PageLog()
-    context = browser.new_context(viewport={"width": width, "height": height})
+async def _visit(url: str, name: str, steps: Steps, width: int, height: int) -> Visit:
+    visit = Visit()
 
-    def route(route: Route, request: Request) -> None:
+    async def route(route: Route, request: Request) -> None:
         if _is_local(request.url):
-            route.continue_()
+            await route.continue_()
         else:
-            log.external_requests.append(request.url)
-            route.abort("internetdisconnected")
+            visit.external_requests.append(request.url)
+            await route.abort("internetdisconnected")
 
     def console(message: ConsoleMessage) -> None:
         if message.type == "error":
-            log.console_errors.append(message.text)
+            visit.console_errors.append(message.text)
 
-    context.route("**/*", route)
-    page = context.new_page()
-    page.on("console", console)
-    page.on("pageerror", lambda exc: log.page_errors.append(str(exc)))
-    page.goto(url, wait_until="networkidle")
-    return page, log
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=chromium_path(), args=CHROMIUM_ARGS
+        )
+        try:
+            context = await browser.new_context(viewport={"width": width, "height": height})
+            await context.route("**/*", route)
+            page = await context.new_page()
+            page.on("console", console)
+            page.on("pageerror", lambda exc: visit.page_errors.append(str(exc)))
+            await page.goto(url, wait_until="networkidle")
+            visit.result = await steps(page)
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            visit.screenshot = ARTIFACTS / f"{name}.png"
+            await page.screenshot(path=str(visit.screenshot), full_page=True)
+        finally:
+            await browser.close()
+    return visit
 
 
-def screenshot(page: Page, name: str) -> Path:
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=True)
-    return path
+def visit(url: str, name: str, steps: Steps, *, width: int = 1366, height: int = 900) -> Visit:
+    """Open ``url`` in a laptop-sized viewport (offline but for loopback), run ``steps`` on the
+    page, and keep a full-page screenshot as ``build/test-artifacts/<name>.png``."""
+    return asyncio.run(_visit(url, name, steps, width, height))
