@@ -16,15 +16,14 @@ route are in that provider's error shape; anything else (unknown route, control 
 answers in the OpenAI shape. What each format models is listed in :mod:`judge.simulator`.
 
 Why a hand-written router and not Litestar (issue 13 asked for a library unless a measurement
-shows a reason not to): the same routes on Litestar 2.25 were measured with
-``python -m judge.bench.simulator_load`` against this router (bench/RESULTS.md): about 50 %
-more server CPU per request (~+100 µs under uvicorn), 0.6-0.7x the requests/s, and a
-1,000-request burst at 200 ms latency about 1.4x slower. The simulator shares the benchmark
-machine's two cores with the service it stands in for and its own rate is the benchmark's
-"machine ceiling" (DESIGN.md section 7), so its cost per request is part of what ``judge
-bench`` reports; and DESIGN.md section 5 keeps litestar to the ``api`` package. The routing
-here is a dozen path comparisons; everything provider-specific lives in
-:mod:`judge.simulator.formats`.
+shows a reason not to): the same routes on Litestar 2.25 were measured against this router
+with ``python -m judge.bench.simulator_load`` (bench/RESULTS.md): 1.46x the server CPU per
+request (about +100 µs under uvicorn), 0.71x the requests/s, and a 1,000-request burst at
+200 ms latency 1.31x slower. The simulator shares the benchmark machine's two cores with the
+service it stands in for, and its own rate is the benchmark's "machine ceiling" (DESIGN.md
+section 7), so its cost per request is part of what ``judge bench`` reports; DESIGN.md
+section 5 also keeps litestar in the ``api`` package. The routing here is a dozen path
+comparisons; everything provider-specific lives in :mod:`judge.simulator.formats`.
 """
 
 from __future__ import annotations

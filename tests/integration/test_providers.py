@@ -26,6 +26,7 @@ import pytest
 
 from judge.domain.item import Item, parse_item
 from judge.domain.result import ScoreResult
+from judge.llm.client import ChatClient
 from judge.llm.litellm_client import LiteLLMClient, RetryPolicy
 from judge.panel.judge_call import JudgeTarget
 from judge.panel.run import Panel, score_item
@@ -59,6 +60,10 @@ FAMILIES = (
     "gemini/gemini-2.5-pro",
 )
 PROVIDERS = ("openai", "anthropic", "gemini")
+#: The client paths every test runs through. When the direct OpenAI-compatible client of the
+#: lean-dispatch issue exists, add it here (it serves ``openai/...`` judges; LiteLLM keeps
+#: Anthropic and Gemini), and each test runs on both paths side by side.
+CLIENT_PATHS = ("litellm",)
 # ``accurate`` reads this pair as empathic on every EPITOME dimension (2, 2, 2).
 POST = {
     "seeker_post": "I moved for a new job three months ago and I still eat dinner alone every "
@@ -83,6 +88,18 @@ def sim() -> Iterator[SimulatorProcess]:
         yield process
 
 
+@pytest.fixture(params=CLIENT_PATHS)
+def client_path(request: pytest.FixtureRequest) -> str:
+    path: str = request.param
+    return path
+
+
+def make_client(path: str, retry: RetryPolicy = FAST) -> ChatClient:
+    if path == "litellm":
+        return LiteLLMClient(retry=retry)
+    raise AssertionError(f"unknown client path {path!r}")
+
+
 def target(sim: SimulatorProcess, model: str, **params: Any) -> JudgeTarget:
     return JudgeTarget(
         model=model,
@@ -93,9 +110,10 @@ def target(sim: SimulatorProcess, model: str, **params: Any) -> JudgeTarget:
     )
 
 
-def score(sim: SimulatorProcess, item: Item, *targets: JudgeTarget) -> ScoreResult:
-    panel = Panel(name="providers", judges=targets, quorum=len(targets), simulated=True)
-    client = LiteLLMClient(retry=FAST)
+def score(
+    item: Item, *targets: JudgeTarget, client: ChatClient, quorum: int | None = None
+) -> ScoreResult:
+    panel = Panel(name="providers", judges=targets, quorum=quorum or len(targets), simulated=True)
     return asyncio.run(score_item(rubric=EPITOME, item=item, panel=panel, client=client))
 
 
@@ -119,10 +137,11 @@ def test_the_provider_base_urls_are_the_providers_own_shapes() -> None:
 
 
 def test_each_provider_returns_the_structured_judgment_with_usage_and_cost(
-    sim: SimulatorProcess,
+    sim: SimulatorProcess, client_path: str
 ) -> None:
     sim.reset_stats()
-    result = score(sim, post_item("structured"), *(target(sim, m) for m in JUDGES))
+    judges = (target(sim, m) for m in JUDGES)
+    result = score(post_item(f"structured-{client_path}"), *judges, client=make_client(client_path))
     stats = sim.stats()["models"]
     print("\none result per provider family (simulated judges):")
     for model, via in JUDGES.items():
@@ -183,23 +202,19 @@ def failing(sim: SimulatorProcess, persona: str, provider: str, **params: Any) -
 )
 def test_each_failure_mode_is_the_right_abstention(
     sim: SimulatorProcess,
+    client_path: str,
     provider: str,
     persona: str,
     params: dict[str, Any],
     reason: str,
     calls: list[str],
 ) -> None:
-    case = f"{persona}-{provider}"
+    case = f"{persona}-{provider}-{client_path}"
     bad = failing(sim, persona, provider, **params)
     good = target(sim, "openai/gpt-4o")
-    if reason == "rate_limit":  # three waits of a second: keep the retries short
-        client = LiteLLMClient(retry=RetryPolicy(max_retries=1, backoff_base_s=0.01))
-        panel = Panel(name="p", judges=(good, bad), quorum=2, simulated=True)
-        result = asyncio.run(
-            score_item(rubric=EPITOME, item=post_item(case), panel=panel, client=client)
-        )
-    else:
-        result = score(sim, post_item(case), good, bad)
+    # a rate limit waits the provider's delay (a second) per retry: one retry is enough here
+    retry = RetryPolicy(max_retries=1, backoff_base_s=0.01) if reason == "rate_limit" else FAST
+    result = score(post_item(case), good, bad, client=make_client(client_path, retry))
     verdicts = judged(result, bad.model)
     assert [(j.status, j.reason, j.rating) for j in verdicts] == [("abstained", reason, None)] * 3
     made = [c for c in result.calls if c.requested_model == bad.model]
@@ -217,9 +232,13 @@ def test_each_failure_mode_is_the_right_abstention(
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_overload_is_retried_then_answered(sim: SimulatorProcess, provider: str) -> None:
+def test_overload_is_retried_then_answered(
+    sim: SimulatorProcess, client_path: str, provider: str
+) -> None:
     bad = failing(sim, "overloaded-1", provider)
-    result = score(sim, post_item(f"overload-{provider}"), bad)
+    result = score(
+        post_item(f"overload-{provider}-{client_path}"), bad, client=make_client(client_path)
+    )
     (call,) = result.calls
     assert (call.outcome, call.attempts) == ("ok", 2)
     assert {j.rating for j in judged(result, bad.model)} == {2}
@@ -227,14 +246,16 @@ def test_overload_is_retried_then_answered(sim: SimulatorProcess, provider: str)
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_rate_limits_are_retried_after_the_providers_delay(
-    sim: SimulatorProcess, provider: str
+    sim: SimulatorProcess, client_path: str, provider: str
 ) -> None:
     """OpenAI sends ``retry-after-ms``, Anthropic ``retry-after`` (seconds), Gemini a
     ``RetryInfo.retryDelay`` in the error body: each is honoured (the backoff alone would wait
     at most 10 ms)."""
     bad = failing(sim, "fail429-1", provider)
     started = time.perf_counter()
-    result = score(sim, post_item(f"retry-{provider}"), bad)
+    result = score(
+        post_item(f"retry-{provider}-{client_path}"), bad, client=make_client(client_path)
+    )
     waited = time.perf_counter() - started
     (call,) = result.calls
     assert (call.outcome, call.attempts) == ("ok", 2)
