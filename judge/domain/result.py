@@ -6,12 +6,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: Why a judge gave no rating for a dimension (DESIGN.md section 2: unparseable, refused,
+#: timed out, provider error; ``truncated``, ``rate_limit``, ``auth_error`` and
+#: ``bad_request`` say which kind of provider-side failure it was).
 AbstentionReason = Literal[
-    "parse_failure",
-    "timeout",
+    "unparseable",
+    "truncated",
+    "refused",
+    "timed_out",
     "rate_limit",
     "provider_error",
-    "refusal",
     "auth_error",
     "bad_request",
 ]

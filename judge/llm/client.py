@@ -3,6 +3,13 @@
 Only :mod:`judge.llm.litellm_client` talks to LiteLLM; everything else depends on
 :class:`ChatClient`. A result is either a reply (``content``) or a failure with a ``reason``;
 failures are recorded as abstentions by the caller and never turned into scores.
+
+Failure reasons (they are also abstention reasons, see :mod:`judge.domain.result`):
+``refused`` (a refusal or a safety block, in the reply or as an error), ``timed_out``,
+``rate_limit`` (still limited after the retries), ``provider_error`` (5xx and overload after
+the retries, connection errors, an unusable reply), ``auth_error``, ``bad_request``.
+A reply cut at the token limit is not a failure here: it is marked ``truncated`` and the
+caller decides whether what arrived is usable.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 FailureReason = Literal[
-    "timeout", "rate_limit", "provider_error", "refusal", "auth_error", "bad_request"
+    "timed_out", "rate_limit", "provider_error", "refused", "auth_error", "bad_request"
 ]
 
 
@@ -42,6 +49,8 @@ class ChatResult:
     latency_ms: float
     attempts: int
     cached: bool = False
+    truncated: bool = False  # the reply stopped at the token limit (``content`` is partial)
+    tool_calls: tuple[str, ...] = ()  # tools the reply called instead of answering
 
     @property
     def ok(self) -> bool:

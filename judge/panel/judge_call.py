@@ -1,4 +1,10 @@
-"""One judge on one item: prompt, call, validate, one bounded repair, else abstain."""
+"""One judge on one item: prompt, call, validate, one bounded repair, else abstain.
+
+Abstention reasons: the call's failure (``refused``, ``timed_out``, ``rate_limit``,
+``provider_error``, ``auth_error``, ``bad_request``), or, for a reply that arrived but does
+not give a valid rating for a dimension even after the repair, ``truncated`` (the reply that
+failed it stopped at the token limit) or ``unparseable`` (anything else: invalid JSON, an
+off-scale value, a missing dimension, a tool call instead of the judgment)."""
 
 from __future__ import annotations
 
@@ -96,14 +102,14 @@ async def run_judge(
         return JudgeOutcome(
             target.model, None, {}, {d.id: Abstention(reason, detail) for d in dimensions}, calls
         )
-    parsed = parse_judgment(result.content, dimensions, participants)
-    ratings = dict(parsed.ratings)
-    problems = dict(parsed.problems)
+    problems, ratings = _problems(result, dimensions, participants)
+    cut = set(problems) if result.truncated else set()
     resolved = result.resolved_model
     if problems:
         repair_messages = [
             *messages,
-            {"role": "assistant", "content": result.content or ""},
+            # an empty assistant turn is refused by some providers (Anthropic)
+            {"role": "assistant", "content": result.content or "(no answer)"},
             repair_message(problems),
         ]
         repair = await client.complete(
@@ -123,14 +129,34 @@ async def run_judge(
         )
         if repair.ok:
             resolved = repair.resolved_model or resolved
-            second = parse_judgment(repair.content, dimensions, participants)
+            second, second_ratings = _problems(repair, dimensions, participants)
             for dim_id in list(problems):
-                if dim_id in second.ratings:
-                    ratings[dim_id] = second.ratings[dim_id]
+                if dim_id in second_ratings:
+                    ratings[dim_id] = second_ratings[dim_id]
                     del problems[dim_id]
+                    cut.discard(dim_id)
                 else:
-                    problems[dim_id] = (
-                        f"{problems[dim_id]}; after repair: {second.problems[dim_id]}"
-                    )
-    abstentions = {dim_id: Abstention("parse_failure", why) for dim_id, why in problems.items()}
+                    problems[dim_id] = f"{problems[dim_id]}; after repair: {second[dim_id]}"
+                    if repair.truncated:
+                        cut.add(dim_id)
+                    else:
+                        cut.discard(dim_id)
+    abstentions = {
+        dim_id: Abstention("truncated" if dim_id in cut else "unparseable", why)
+        for dim_id, why in problems.items()
+    }
     return JudgeOutcome(target.model, resolved, ratings, abstentions, calls)
+
+
+def _problems(
+    result: ChatResult, dimensions: list[Dimension], participants: tuple[str, ...]
+) -> tuple[dict[str, str], dict[str, ParsedRating]]:
+    """Per-dimension problems and valid ratings of a reply that arrived."""
+    parsed = parse_judgment(result.content, dimensions, participants)
+    problems = dict(parsed.problems)
+    if result.truncated:
+        problems = {d: f"reply cut at the token limit ({why})" for d, why in problems.items()}
+    elif result.tool_calls and not (result.content or "").strip():
+        called = ", ".join(result.tool_calls)
+        problems = dict.fromkeys(problems, f"reply called tool {called} instead of answering")
+    return problems, dict(parsed.ratings)

@@ -279,7 +279,7 @@ def _result(rubric: str, tick: int) -> Any:
         JudgeRating(model=m, rating=r, status="ok") for m, r in zip(MODELS, ratings, strict=True)
     ]
     if tick % 4 == 0:
-        reason = ("parse_failure", "timeout", "rate_limit", "refusal")[tick // 4 % 4]
+        reason = ("unparseable", "timed_out", "rate_limit", "refused")[tick // 4 % 4]
         judges[1] = JudgeRating(model=MODELS[1], status="abstained", reason=reason)
     valid = [j.rating for j in judges if j.status == "ok"]
     levels = (("trusted",), ("caution", "judges_below_line"), ("untrusted", "low_expert_agreement"))
@@ -375,7 +375,7 @@ def run_exporter(role: str, directory: str) -> None:
             metrics.set_queue_depth(rng.randint(3, 40))
             return
         for i, model in enumerate(MODELS):
-            outcome = "ok" if (n + i) % 6 else ("timeout", "rate_limit", "provider_error")[i]
+            outcome = "ok" if (n + i) % 6 else ("timed_out", "rate_limit", "provider_error")[i]
             metrics.observe_llm_call(
                 model, outcome, rng.uniform(0.2, 3.0), 900, 120, 0.0021, cached=False
             )
