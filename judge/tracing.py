@@ -23,10 +23,12 @@ from opentelemetry import trace
 TRACER_NAME = "empathy-judge"
 _ENDPOINT_VARS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 _provider: object | None = None
+#: a proxy until a provider is installed, then it delegates to the provider's tracer
+_TRACER = trace.get_tracer(TRACER_NAME)
 
 
 def tracer() -> trace.Tracer:
-    return trace.get_tracer(TRACER_NAME)
+    return _TRACER
 
 
 def tracing_requested(env: Mapping[str, str] | None = None) -> bool:
