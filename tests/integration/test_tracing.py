@@ -52,7 +52,8 @@ def score_with_tracing(
 
         def complete(spans: list[ReceivedSpan]) -> bool:
             calls = sum(1 for s in spans if s.name.startswith("chat "))
-            return calls >= len(PANEL) and any(s.name == "judge.job" for s in spans)
+            names = {s.name for s in spans}
+            return calls >= len(PANEL) and {"judge.job", "POST /v1/scores"} <= names
 
         return otlp.wait_for(complete)
     finally:
