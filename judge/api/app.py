@@ -32,11 +32,18 @@ from judge.api.state import ApiState
 from judge.services.runner import InProcessRunner, JobWaiter
 from judge.services.runtime import build_runtime
 from judge.settings import Settings
+from judge.tracing import configure_tracing, shutdown_tracing
 
 log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings) -> Litestar:
+    plugins: list[Any] = []
+    if configure_tracing("empathy-judge-api", celery=bool(settings.redis_url)):
+        from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
+
+        plugins.append(OpenTelemetryPlugin(OpenTelemetryConfig()))
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         runtime = build_runtime(settings, runs_jobs=not settings.redis_url)
@@ -69,6 +76,7 @@ def create_app(settings: Settings) -> Litestar:
             for close in reversed(closers):
                 await close()
             await runtime.close()
+            shutdown_tracing()
 
     return Litestar(
         route_handlers=[
@@ -94,6 +102,7 @@ def create_app(settings: Settings) -> Litestar:
         guards=[require_scope],
         exception_handlers={Exception: handle_exception},
         lifespan=[lifespan],
+        plugins=plugins,
         request_max_body_size=settings.api.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="empathy-judge",

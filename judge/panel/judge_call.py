@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry import trace
+
 from judge.domain.item import Item
 from judge.domain.judgment_schema import (
     ParsedRating,
@@ -22,6 +24,7 @@ from judge.domain.result import CallRecord
 from judge.domain.rubric import Dimension, Rubric
 from judge.llm.client import ChatClient, ChatRequest, ChatResult
 from judge.llm.prompts import build_messages, prompt_hash, repair_message
+from judge.tracing import tracer
 
 _RAW_REPLY_LIMIT = 20_000
 
@@ -71,6 +74,40 @@ def _record(result: ChatResult, target: JudgeTarget, phash: str, purpose: str) -
     )
 
 
+async def _traced_call(
+    client: ChatClient, request: ChatRequest, rubric_id: str, purpose: str
+) -> ChatResult:
+    """One logical LLM call as a client span, with the GenAI semantic-convention attributes
+    (model, token usage) that LLM-observability tools read, plus outcome and cost."""
+    with tracer().start_as_current_span(
+        f"chat {request.model}", kind=trace.SpanKind.CLIENT
+    ) as span:
+        span.set_attributes(
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": request.model,
+                "judge.rubric": rubric_id,
+                "judge.purpose": purpose,
+            }
+        )
+        result = await client.complete(request)
+        outcome = "ok" if result.ok else str(result.failure)
+        span.set_attributes(
+            {
+                "gen_ai.response.model": result.resolved_model or "",
+                "gen_ai.usage.input_tokens": result.prompt_tokens,
+                "gen_ai.usage.output_tokens": result.completion_tokens,
+                "judge.outcome": outcome,
+                "judge.cost_usd": result.cost_usd,
+                "judge.cached": result.cached,
+                "judge.attempts": result.attempts,
+            }
+        )
+        if not result.ok:
+            span.set_status(trace.Status(trace.StatusCode.ERROR, outcome))
+        return result
+
+
 async def run_judge(
     client: ChatClient,
     rubric: Rubric,
@@ -94,7 +131,7 @@ async def run_judge(
         use_cache=use_cache,
     )
     phash = prompt_hash(messages, schema, target.params)
-    result = await client.complete(request)
+    result = await _traced_call(client, request, rubric.id, "judge")
     calls = [_record(result, target, phash, "judge")]
     if not result.ok:
         reason = str(result.failure)
@@ -112,7 +149,8 @@ async def run_judge(
             {"role": "assistant", "content": result.content or "(no answer)"},
             repair_message(problems),
         ]
-        repair = await client.complete(
+        repair = await _traced_call(
+            client,
             ChatRequest(
                 model=target.model,
                 messages=repair_messages,
@@ -122,7 +160,9 @@ async def run_judge(
                 api_key=target.api_key,
                 timeout_s=target.timeout_s,
                 use_cache=use_cache,
-            )
+            ),
+            rubric.id,
+            "repair",
         )
         calls.append(
             _record(repair, target, prompt_hash(repair_messages, schema, target.params), "repair")
