@@ -51,9 +51,15 @@ def score_with_tracing(
         assert reply.json()["status"] == "completed"
 
         def complete(spans: list[ReceivedSpan]) -> bool:
-            calls = sum(1 for s in spans if s.name.startswith("chat "))
-            names = {s.name for s in spans}
-            return calls >= len(PANEL) and {"judge.job", "POST /v1/scores"} <= names
+            """The request's trace holds every LLM call and no span whose parent is missing
+            (spans are exported as they end: the Celery task's after the job's)."""
+            roots = [s for s in spans if s.kind == SERVER and s.name == "POST /v1/scores"]
+            if not roots:
+                return False
+            trace = [s for s in spans if s.trace_id == roots[0].trace_id]
+            ids = {s.span_id for s in trace}
+            calls = sum(1 for s in trace if s.name.startswith("chat "))
+            return calls >= len(PANEL) and all(s.parent_id in ids for s in trace if s.parent_id)
 
         return otlp.wait_for(complete)
     finally:
