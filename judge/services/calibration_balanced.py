@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from judge.services.calibration_stats import RESAMPLE_SEED, finite
+from judge.services.calibration_stats import MIN_RESAMPLING_UNITS, RESAMPLE_SEED, finite
 
 _DRAWS = 200
 
@@ -65,14 +65,21 @@ def balanced_binary(
         always.append(_scores(yes[idx], g_arr[idx]))
     boot = []
     for _ in range(resamples):
-        picked = rng.integers(0, len(strata), size=len(strata))
-        idx = _draw([strata[k] for k in picked], rng)
+        if grouped:  # resample whole groups
+            picked = rng.integers(0, len(strata), size=len(strata))
+            drawn = [strata[k] for k in picked]
+        else:  # resample items of each class
+            drawn = [(rng.choice(p, len(p)), rng.choice(n, len(n))) for p, n in strata]
+        idx = _draw(drawn, rng)
         if idx is not None:
             boot.append(_scores(p_arr[idx], g_arr[idx]))
     arr, base, b = np.array(judged), np.array(always), np.array(boot)
     n_balanced = int(sum(2 * min(len(p), len(n)) for p, n in strata))
 
     def interval(column: int) -> list[float | None]:
+        units = len(strata) if grouped else len(gold)
+        if units < MIN_RESAMPLING_UNITS or not len(b):
+            return [None, None]  # too few independent groups for an interval
         low, high = np.quantile(b[:, column], [0.025, 0.975])
         return [finite(float(low)), finite(float(high))]
 

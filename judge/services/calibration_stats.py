@@ -27,6 +27,16 @@ from judge.reliability import (
 )
 
 RESAMPLE_SEED = 17
+#: fewer independent units (groups, or items without a group) than this give no interval: a
+#: bootstrap over one session (RESCUE's family subset) would return a zero-width "CI"
+MIN_RESAMPLING_UNITS = 5
+
+
+def resampling_units(groups: Sequence[Hashable | None]) -> int:
+    """How many independent units a bootstrap over these items draws from."""
+    return len({("g", g) if g is not None else ("i", i) for i, g in enumerate(groups)})
+
+
 CHANCE_R1 = "chance_corrected_recall_at_1"
 
 
@@ -198,6 +208,8 @@ def _rate(
     total = sum(weights)
     if not total:
         return None, [None, None]
+    if resampling_units(groups) < MIN_RESAMPLING_UNITS:
+        return finite(sum(hits) / total), [None, None]
     interval = bootstrap_ratio_ci(
         hits, weights, groups=groups, n_resamples=resamples, seed=RESAMPLE_SEED
     )
@@ -266,6 +278,7 @@ def rater_stats(
         "n": len(answered),
         "abstained": labelled - len(answered),
         "coverage": finite(len(answered) / labelled) if labelled else None,
+        "resampling_units": resampling_units(data.groups),
     }
     kappa = agreement(dim, pred, gold)
     if kind == "ordinal":
@@ -290,6 +303,8 @@ def rater_stats(
             seed=RESAMPLE_SEED,
         )
     else:
+        kci = (math.nan, math.nan)
+    if resampling_units(groups) < MIN_RESAMPLING_UNITS:
         kci = (math.nan, math.nan)
     stats["kappa"] = finite(kappa)
     stats["kappa_ci95"] = ci(kci)

@@ -158,3 +158,26 @@ def test_items_with_a_given_target_are_evaluated_apart() -> None:
     (given_panel,) = [r for r in dim["given"]["raters"] if r["rater"] == PANEL]
     assert given_panel["recall_at_1"] == 0.75
     assert dim["flag"]["n"] == 4  # the flag uses the end-to-end items only
+
+
+def test_one_session_gives_no_interval_and_so_no_trust() -> None:
+    """RESCUE's family subset is one session: a cluster bootstrap over one group would give a
+    zero-width interval, so no interval is given and the flag says judge_kappa_uncertain."""
+    gold = ["attack_attack", "pursue_withdraw", "repair_softening"] * 20
+    report = calibration_report(
+        COUPLE,
+        items("relation_pattern", gold, gold, group=["s1"] * 60),
+        ["openai/a"],
+        "r",
+        resamples=50,
+    )
+    stats = panel(report, "relation_pattern")
+    assert stats["kappa"] == 1.0
+    assert stats["resampling_units"] == 1
+    assert stats["ci95"] == [None, None]
+    assert stats["accuracy_ci95"] == [None, None]
+    flag = report["dimensions"]["relation_pattern"]["flag"]
+    assert "judge_kappa_uncertain" in flag["reasons"]
+    assert flag["level"] == "caution"
+    ungrouped = calibration_report(COUPLE, items("relation_pattern", gold, gold), [], "r")
+    assert panel(ungrouped, "relation_pattern")["ci95"] == [1.0, 1.0]
