@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from judge.domain.flags import Calibration, reliability_flag
-from judge.domain.rubric import Dimension, Prior, ReliabilityPolicy, Tolerance
+from judge.domain.rubric import Dimension, Prior, ReliabilityPolicy, Rubric, Tolerance
 from judge.panel.aggregate import aggregate
 
 POLICY = ReliabilityPolicy()
@@ -249,3 +249,27 @@ def test_ranked_borda() -> None:
 
 def test_no_valid_ratings_no_score() -> None:
     assert aggregate(ORDINAL, [], Tolerance()).score is None
+
+
+def test_settings_reliability_defaults_reach_the_scorers_policy() -> None:
+    from judge.errors import ConfigError
+    from judge.rubrics import RubricRegistry
+    from judge.services.runtime import check_policies
+    from judge.services.scoring import Scorer
+    from judge.settings import load_settings
+
+    registry = RubricRegistry.from_directory()
+    settings = load_settings(reliability={"min_items": 120, "min_coverage": 0.95})
+    scorer = Scorer(registry, client=None, reliability_defaults=settings.reliability.as_defaults())  # type: ignore[arg-type]
+    policy = scorer.policy(registry.get("epitome"))
+    assert (policy.min_items, policy.min_coverage) == (120, 0.95)
+    assert load_settings().reliability.as_defaults() == {}
+    # the bundled rubrics set floor and line themselves; a rubric that sets only its line
+    # cannot take a configured floor above it: a configuration error at start-up
+    data = registry.get("epitome").model_dump(mode="json")
+    data["reliability"] = {"line": 0.5}
+    custom = RubricRegistry([Rubric.model_validate(data)])
+    clash = Scorer(custom, client=None, reliability_defaults={"floor": 0.6})  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="reliability settings do not fit rubric"):
+        check_policies(custom, clash)
+    check_policies(registry, Scorer(registry, client=None, reliability_defaults={"floor": 0.6}))  # type: ignore[arg-type]
