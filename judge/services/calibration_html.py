@@ -224,7 +224,9 @@ def _details(dim_id: str, dim: dict[str, Any]) -> str:
             if b
         )
         parts.append(
-            f"<p>Natural prevalence of yes: {_fmt(balanced['natural_prevalence_yes'], 3)}. "
+            f"<p>Natural prevalence of yes: {_fmt(balanced['natural_prevalence_yes'], 3)} "
+            f"(always-yes there: accuracy {_fmt(balanced['always_yes_natural']['accuracy'], 3)}, "
+            f"F1 {_fmt(balanced['always_yes_natural']['f1'], 3)}). "
             "On yes/no-balanced resamples (per group, as RESCUE-BENCH):</p>"
             "<table><tr><th>rater</th><th>accuracy</th><th>F1 (95% CI)</th>"
             f"<th>always-yes accuracy</th><th>always-yes F1</th><th>n</th></tr>{rows}</table>"

@@ -40,6 +40,7 @@ from judge.services.calibration_stats import (
     Paired,
     agreement,
     alpha,
+    always_f1,
     finite,
     label_set,
     majority_baseline,
@@ -237,7 +238,11 @@ def _balanced(
             [bool(preds[i]) for i in idx], [bool(gold[i]) for i in idx], groups, resamples
         )
     yes_share = sum(1 for g in gold if g is True) / len(gold) if gold else None
-    return {"natural_prevalence_yes": finite(yes_share), "raters": per_rater}
+    return {
+        "natural_prevalence_yes": finite(yes_share),
+        "always_yes_natural": {"accuracy": finite(yes_share), "f1": always_f1(gold, True)},
+        "raters": per_rater,
+    }
 
 
 def dimension_report(

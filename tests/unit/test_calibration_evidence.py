@@ -63,6 +63,7 @@ def test_prevalence_majority_baseline_and_ac1_under_skew() -> None:
     assert stats["ac1"] > stats["kappa"]  # the kappa paradox, made visible
     balanced = dim["balanced"]
     assert balanced["natural_prevalence_yes"] == 0.1
+    assert balanced["always_yes_natural"] == {"accuracy": 0.1, "f1": pytest.approx(0.1818)}
     assert balanced["raters"][PANEL]["n"] == 4
     assert balanced["raters"][PANEL]["always_yes"] == {"accuracy": 0.5, "f1": pytest.approx(0.6667)}
     assert 0.0 <= balanced["raters"][PANEL]["f1"] <= 1.0
