@@ -73,6 +73,7 @@ def resolve_panel(
         quorum=spec.quorum,
         per_dimension_calls=spec.per_dimension_calls,
         simulated=all(j.simulated for j in spec.judges),
+        includes_simulator=any(j.simulated for j in spec.judges),
     )
 
 

@@ -45,6 +45,7 @@ KUMAR = Path("kumar2025-empathic-communication-judging") / "annotations"
 LLMS = ("gemini", "gpt", "claude")
 EXPERTS = ("expert1", "expert2", "expert3")
 PANEL = "kumar"
+SMALL_PANEL = "kumar-other-params"
 #: The models of the paper, each on its own provider, served as the replay of its file.
 MODELS = {
     "gemini": "gemini/gemini-2.5-pro",
@@ -81,25 +82,27 @@ ID_COLUMNS = frozenset(c for f in FOLDERS for c in (*f.ids, *f.llm_ids))
 
 # The paper flags these as unreliable for the LLM (Exp-LLM below 0.58); PE is not replayable.
 PAPER_UNRELIABLE = ("empathy", "fluency", "relevance", "dismissing_emotions")
-# The panel-level flags this run gives (the rule of DESIGN.md section 2 applied to the panel's
-# aggregate and the experts' median pair kappa, both printed in the report).
+# The panel-level flags this run gives: the rule of DESIGN.md section 2, with its evidence gate
+# (50 items each, every judge answering: n and coverage pass; the decisive part is the lower
+# bound of the panel kappa's 95% bootstrap CI, which must reach the floor). Ordinal kappas use
+# every level of the scale; the paper's observed-category kappas are checked separately.
 OBSERVED_LEVELS = {
     "epitome": {
-        "emotional_reactions": "caution",  # experts 0.53 < line; panel 0.77
+        "emotional_reactions": "caution",  # experts 0.53 < line; panel 0.77 [0.59, 0.92]
         "interpretations": "untrusted",  # experts 0.29 < floor; panel 0.40 < floor
-        "explorations": "trusted",  # experts 0.76, panel 0.84
+        "explorations": "trusted",  # experts 0.76, panel 0.84 [0.64, 0.96]
     },
     "empathetic-dialogues": {
         "empathy": "untrusted",  # panel 0.26 < floor
         "relevance": "untrusted",  # panel 0.23 < floor
-        "fluency": "untrusted",  # experts 0.28 and panel 0.09 < floor
+        "fluency": "untrusted",  # experts 0.28 and panel 0.08 < floor
     },
     "lend-an-ear": {
         "validating_emotions": "untrusted",  # experts 0.39 < floor (panel 0.70)
-        "encouraging_elaboration": "trusted",  # experts 0.69, panel 0.80
-        "demonstrating_understanding": "caution",  # experts 0.43, panel 0.51
-        "advice_giving": "trusted",  # experts 0.69, panel 0.61
-        "self_oriented": "trusted",  # experts 0.70, panel 0.73
+        "encouraging_elaboration": "trusted",  # experts 0.69, panel 0.80 [0.70, 0.87]
+        "demonstrating_understanding": "caution",  # panel 0.51 [0.27, 0.63]: below the line
+        "advice_giving": "trusted",  # experts 0.69, panel 0.61 [0.48, 0.71]
+        "self_oriented": "trusted",  # experts 0.70, panel 0.73 [0.51, 0.87]
         "dismissing_emotions": "untrusted",  # panel 0.17 < floor
     },
 }
@@ -220,7 +223,14 @@ def stack(
     workdir = tmp_path_factory.mktemp("kumar-stack")
     config = workdir / "judge.yaml"
     panel = {"judges": [{"model": m, "simulated": True} for m in PANEL_MODELS]}
-    settings = {"panels": {PANEL: panel}, "prices": PRICES}
+    # the same judges with other parameters: another panel composition, never calibrated
+    small = {
+        "judges": [
+            {"model": m, "simulated": True, "params": {"temperature": 0, "seed": 5}}
+            for m in PANEL_MODELS
+        ]
+    }
+    settings = {"panels": {PANEL: panel, SMALL_PANEL: small}, "prices": PRICES}
     config.write_text(json.dumps(settings), encoding="utf-8")  # JSON is YAML
     redis_url = redis_databases.acquire()
     try:
@@ -246,8 +256,10 @@ def stack(
         redis_databases.release(redis_url)
 
 
-def score(stack: ServiceStack, rubric: str, item: dict[str, Any]) -> dict[str, Any]:
-    body = {"rubric": rubric, "panel": PANEL, "item": item}
+def score(
+    stack: ServiceStack, rubric: str, item: dict[str, Any], panel: str = PANEL
+) -> dict[str, Any]:
+    body = {"rubric": rubric, "panel": panel, "item": item}
     response = stack.client.post("/v1/scores", params={"wait": 60}, json=body)
     assert response.status_code == 200, response.text
     result: dict[str, Any] = response.json()
@@ -319,7 +331,9 @@ def test_gemini_reproduces_the_papers_experts_vs_llm_kappa(runs: Runs, kumar: Ku
     diffs = {}
     for rubric, dim_id, dim in dimensions(runs):
         assert dim["metric"] == "quadratic_weighted_kappa"
-        got = rater(dim, MODELS["gemini"])["kappa"]
+        assert dim["categories"] == "scale"
+        # the paper weighs over the observed categories; the flag uses the full scale
+        got = rater(dim, MODELS["gemini"])["kappa_observed_categories"]
         diffs[(rubric, dim_id)] = (got, kumar.paper[(rubric, dim_id)]["experts-llm"])
     assert len(diffs) == 12
     worst = max(abs(a - b) for a, b in diffs.values())
@@ -362,20 +376,37 @@ def test_expert_baseline_is_the_median_of_the_papers_expert_pairs(
     for rubric, dim_id, dim in dimensions(runs):
         paper = kumar.paper[(rubric, dim_id)]
         baseline = dim["expert_expert"]
-        pairs = {frozenset((p["a"], p["b"])): p["kappa"] for p in baseline["pairs"]}
+        pairs = {
+            frozenset((p["a"], p["b"])): p["kappa_observed_categories"] for p in baseline["pairs"]
+        }
         for a, b in (("expert1", "expert2"), ("expert2", "expert3"), ("expert3", "expert1")):
             assert abs(pairs[frozenset((a, b))] - paper[f"{a}-{b}"]) <= TOLERANCE, (rubric, dim_id)
         median = sorted(paper[p] for p in ("expert1-expert2", "expert2-expert3", "expert3-expert1"))
-        assert abs(baseline["median"] - median[1]) <= TOLERANCE, (rubric, dim_id)
+        assert abs(sorted(pairs.values())[1] - median[1]) <= TOLERANCE, (rubric, dim_id)
+        # the flag's expert baseline is the median pair on the full scale, measured by three
+        # experts on 50 items: enough to replace the published prior
+        full = sorted(p["kappa"] for p in baseline["pairs"])[1]
+        assert baseline["median"] == full
+        assert (baseline["n_experts"], baseline["n_items"]) == (3, 50)
+        assert [x["expert"] for x in baseline["leave_one_out"]] == list(EXPERTS)
 
 
-def expected_level(expert: float | None, panel: float | None, line: float, floor: float) -> str:
-    """DESIGN.md section 2, for a calibrated panel with every judge answering."""
+def expected_level(flag: dict[str, Any]) -> str:
+    """DESIGN.md section 2 with the evidence gate, for a calibrated panel whose judges all
+    answered (quorum met, no per-item disagreement)."""
+    expert, panel, line, floor = (
+        flag["expert_kappa"],
+        flag["judge_kappa"],
+        flag["threshold"],
+        flag["floor"],
+    )
     if expert is None or panel is None:
         return "caution"
     if expert < floor or panel < floor:
         return "untrusted"
-    if expert < line or panel < line:
+    low = flag["ci95"][0]
+    enough = flag["n"] >= flag["min_items"] and flag["coverage"] >= 0.9
+    if expert < line or panel < line or not enough or low is None or low < floor:
         return "caution"
     return "trusted"
 
@@ -384,15 +415,24 @@ def test_flags_mark_the_dimensions_the_paper_found_unreliable(runs: Runs) -> Non
     observed: dict[str, dict[str, str]] = {}
     for rubric, dim_id, dim in dimensions(runs):
         flag = dim["flag"]
-        panel = rater(dim, "panel")["kappa"]
+        panel = rater(dim, "panel")
         expert = dim["expert_expert"]["median"]
-        assert flag["source"] == f"calibration:{runs.views[rubric]['id']}"
-        assert (flag["judge_kappa"], flag["expert_kappa"]) == (panel, expert)
-        assert flag["level"] == expected_level(expert, panel, flag["threshold"], flag["floor"])
+        source = f"calibration:{runs.views[rubric]['id']}"
+        assert flag["source"] == source
+        assert (flag["judge_kappa"], flag["expert_kappa"]) == (panel["kappa"], expert)
+        assert flag["expert_source"] == source  # 3 experts x 50 items replace the prior
+        assert (flag["n"], flag["coverage"], flag["ci95"]) == (50, 1.0, panel["ci95"])
+        assert flag["simulated"] is True  # replayed ratings served by the simulator
+        assert flag["level"] == expected_level(flag)
         observed.setdefault(rubric, {})[dim_id] = flag["level"]
         if dim_id in PAPER_UNRELIABLE:
             assert flag["level"] != "trusted", (rubric, dim_id)
+        print(f"  {rubric:22s} {dim_id:28s} {flag['level']:9s} {flag['reasons']} "
+              f"kappa {flag['judge_kappa']} CI {flag['ci95']}")  # fmt: skip
     assert observed == OBSERVED_LEVELS
+    for view in runs.views.values():
+        assert view["simulated"] is True
+        assert view["report"]["simulated"] is True
 
 
 def test_scores_after_the_run_use_its_flags(
@@ -412,8 +452,81 @@ def test_scores_after_the_run_use_its_flags(
             assert flag["source"] == f"calibration:{run['id']}", (rubric, dim_id)
             assert flag["judge_kappa"] == rater(calibrated, "panel")["kappa"]
             assert flag["expert_kappa"] == calibrated["expert_expert"]["median"]
+            assert (flag["n"], flag["ci95"]) == (50, rater(calibrated, "panel")["ci95"])
+            assert flag["simulated"] is True
             if calibrated["flag"]["level"] == "untrusted":
                 assert flag["level"] == "untrusted"
+
+
+def calibrate_now(stack: ServiceStack, body: dict[str, Any]) -> dict[str, Any]:
+    response = stack.client.post("/v1/calibrations", params={"wait": 60}, json=body)
+    assert response.status_code in (200, 202), response.text
+    view: dict[str, Any] = response.json()
+    deadline = time.monotonic() + 60
+    while view["status"] != "completed":
+        assert time.monotonic() < deadline, view
+        time.sleep(0.3)
+        view = stack.client.get(f"/v1/calibrations/{view['id']}").json()
+    return view
+
+
+def test_a_five_item_calibration_cannot_vouch_and_later_scores_say_so(
+    stack: ServiceStack, kumar: KumarData
+) -> None:
+    """The issue's first case through the API: five items (all judges answer, and on some
+    dimensions they agree perfectly) leave every dimension at best caution with
+    insufficient_calibration, the run's expert baseline does not replace the published prior,
+    and a later score with that panel shows the same flags, sourced from the run."""
+    items = kumar.items["epitome"][:5]
+    body = {"rubric": "epitome", "panel": SMALL_PANEL, "label": "five", "items": items}
+    view = calibrate_now(stack, body)
+    source = f"calibration:{view['id']}"
+    assert view["simulated"] is True
+    for dim_id, dim in view["report"]["dimensions"].items():
+        flag = dim["flag"]
+        assert flag["level"] in ("caution", "untrusted"), (dim_id, flag)
+        assert "insufficient_calibration" in flag["reasons"], (dim_id, flag)
+        assert (flag["n"], flag["source"], flag["simulated"]) == (5, source, True)
+        prior = REGISTRY.get("epitome").dimension(dim_id).prior
+        assert prior is not None
+        assert (flag["expert_kappa"], flag["expert_source"]) == (prior.expert_kappa, "rubric-prior")
+        assert "prior stands" in dim["expert_baseline_used"]["why"]
+    later = score(stack, "epitome", kumar.items["epitome"][7]["item"], panel=SMALL_PANEL)
+    for dim_id, dim in later["dimensions"].items():
+        flag = dim["reliability"]
+        assert flag["source"] == source, dim_id
+        assert flag["level"] != "trusted", dim_id
+        assert "insufficient_calibration" in flag["reasons"], dim_id
+        assert flag["n"] == 5
+        assert flag["simulated"] is True
+
+
+def test_a_later_smaller_run_does_not_displace_a_sufficient_one(
+    stack: ServiceStack, runs: Runs, kumar: KumarData
+) -> None:
+    big = runs.views["epitome"]
+    body = {
+        "rubric": "epitome",
+        "panel": PANEL,
+        "label": "small",
+        "items": kumar.items["epitome"][:5],
+    }
+    small = calibrate_now(stack, body)
+    assert small["status"] == "completed"
+    assert all(
+        "insufficient_calibration" in d["flag"]["reasons"]
+        for d in small["report"]["dimensions"].values()
+    )
+    after = score(stack, "epitome", kumar.items["epitome"][0]["item"])
+    for dim_id, dim in after["dimensions"].items():
+        flag = dim["reliability"]
+        assert flag["source"] == f"calibration:{big['id']}", dim_id
+        assert flag["n"] == 50
+        assert flag["level"] == big["report"]["dimensions"][dim_id]["flag"]["level"]
+    history = stack.client.get("/v1/reliability/epitome").json()
+    ids = [c["id"] for c in history["calibrations"]]
+    assert big["id"] in ids
+    assert small["id"] in ids  # stored and reported all the same
 
 
 def test_report_page_is_html_with_the_heatmap(stack: ServiceStack, runs: Runs) -> None:
@@ -508,12 +621,13 @@ def test_judge_calibrate_on_the_epitome_files(
     assert done.returncode == 0, done.stderr
     out = done.stdout
     print("\n" + out)
+    assert "SIMULATED JUDGES" in out
     assert "epitome v1.0.0, 50 items, experts expert1, expert2, expert3" in out
     header = next(line for line in out.splitlines() if "dimension" in line)
     columns = [c.strip() for c in re.split(r"[│┃]", header) if c.strip()]
     assert columns == [
         "dimension", "experts κ", "gemini-2.5-pro", "gpt-4o", "claude-3-7-sonnet-20250219", "panel",
-        "95% CI (panel)", "flag",
+        "95% CI (panel)", "n (coverage)", "flag",
     ]  # fmt: skip
     rows = {}
     for line in out.splitlines():
@@ -521,7 +635,7 @@ def test_judge_calibrate_on_the_epitome_files(
         cells = [c for c in cells if c]
         if cells and cells[0] in {d.id for d in REGISTRY.get("epitome").dimensions}:
             rows[cells[0]] = dict(zip(columns, cells, strict=True))
-    paper = {  # Kumar et al. Table 2: EE median and Exp-LLM (Gemini)
+    paper = {  # Kumar et al. Table 2: EE median and Exp-LLM (Gemini); all three levels occur
         "emotional_reactions": ("0.53", "0.64"),
         "interpretations": ("0.29", "0.59"),
         "explorations": ("0.76", "0.76"),
@@ -530,6 +644,7 @@ def test_judge_calibrate_on_the_epitome_files(
     for dim_id, (experts, gemini) in paper.items():
         assert (rows[dim_id]["experts κ"], rows[dim_id]["gemini-2.5-pro"]) == (experts, gemini)
         assert re.fullmatch(r"\[-?\d\.\d\d, -?\d\.\d\d\]", rows[dim_id]["95% CI (panel)"])
+        assert rows[dim_id]["n (coverage)"] == "50 (1.00)"
     assert rows["emotional_reactions"]["flag"] == "caution: expert_agreement_moderate"
     assert rows["interpretations"]["flag"] == (
         "untrusted: low_expert_agreement, judges_below_floor"
@@ -544,3 +659,5 @@ def test_judge_calibrate_on_the_epitome_files(
     for dim_id in paper:
         assert f">{dim_id}</text>" in page
     assert page.count("<tr><td>") == 3 * (len(PANEL_MODELS) + 1)
+    assert "SIMULATED JUDGES" in page
+    assert page.count("<table class='cm'>") == 3 * (len(PANEL_MODELS) + 1)

@@ -152,7 +152,9 @@ def test_unanimous_uncalibrated_panel_is_caution_and_calibration_makes_it_truste
     assert flag.threshold == 0.58
 
     calibrations = StaticCalibrations()
-    calibrations.add(EPITOME, panel, {"explorations": Calibration("run-x", judge_kappa=0.8)})
+    measured = Calibration("run-x", judge_kappa=0.8, n=80, ci95=(0.66, 0.9), coverage=1.0)
+    small = Calibration("run-y", judge_kappa=1.0, n=4, ci95=(1.0, 1.0), coverage=1.0)
+    calibrations.add(EPITOME, panel, {"explorations": measured, "interpretations": small})
     scorer = Scorer(registry=REGISTRY, client=LiteLLMClient(retry=FAST), calibrations=calibrations)
     calibrated = asyncio.run(scorer.score(EPITOME, item, panel))
     flag = calibrated.dimensions["explorations"].reliability
@@ -160,6 +162,11 @@ def test_unanimous_uncalibrated_panel_is_caution_and_calibration_makes_it_truste
     assert flag.reasons == []
     assert flag.source == "calibration:run-x"
     assert flag.judge_kappa == 0.8
+    assert (flag.n, flag.ci95, flag.coverage) == (80, [0.66, 0.9], 1.0)
+    # four items cannot vouch, however well the judges agreed on them
+    tiny = calibrated.dimensions["interpretations"].reliability
+    assert tiny.level != "trusted"
+    assert "insufficient_calibration" in tiny.reasons
     assert flag.expert_kappa == 0.76  # the run had no expert pairs: the prior fills in
     assert calibrated.dimensions["explorations"].score == 2
     # Dimensions without a calibration record keep the prior and stay uncalibrated.
@@ -169,7 +176,7 @@ def test_unanimous_uncalibrated_panel_is_caution_and_calibration_makes_it_truste
 
     # A record for another panel composition does not vouch for this one.
     other_panel = make_panel(sim, "accurate@1", "accurate@2", "noisy@3")
-    assert asyncio.run(calibrations.latest(EPITOME, other_panel)) == {}
+    assert asyncio.run(calibrations.latest(EPITOME, other_panel, 50)) == {}
 
 
 # -- abstentions ----------------------------------------------------------------------------
