@@ -59,9 +59,9 @@ UNIT_BUCKETS = tuple(round(i / 10, 1) for i in range(11))  # 0, 0.1, ..., 1
 METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 JOB_STATUSES = frozenset({"completed", "failed", "cancelled"})
 LLM_OUTCOMES = frozenset(
-    {"ok", "timeout", "rate_limit", "provider_error", "refusal", "auth_error", "bad_request"}
+    {"ok", "timed_out", "rate_limit", "provider_error", "refused", "auth_error", "bad_request"}
 )
-ABSTENTION_REASONS = LLM_OUTCOMES - {"ok"} | {"parse_failure"}
+ABSTENTION_REASONS = LLM_OUTCOMES - {"ok"} | {"unparseable", "truncated"}
 LEVELS = frozenset({"trusted", "caution", "untrusted"})
 OTHER = "other"
 PANEL = "panel"

@@ -242,6 +242,24 @@ class ApiSettings(BaseModel):
     max_batch_items: int = Field(default=100_000, ge=1)
 
 
+class ReliabilityDefaults(BaseModel):
+    """Deployment-wide defaults for the rubrics' reliability policies (DESIGN.md section 2).
+
+    A value set here applies to every rubric whose file does not set that field itself
+    (``JUDGE_RELIABILITY__MIN_ITEMS=100``); unset fields keep the policy's own defaults
+    (floor 0.40, line 0.58, min_items 50, min_coverage 0.9)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    floor: float | None = Field(default=None, ge=-1, le=1)
+    line: float | None = Field(default=None, ge=-1, le=1)
+    min_items: int | None = Field(default=None, ge=1)
+    min_coverage: float | None = Field(default=None, ge=0, le=1)
+
+    def as_defaults(self) -> dict[str, Any]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
 class _YamlSource(PydanticBaseSettingsSource):
     """Reads the YAML file named by ``JUDGE_CONFIG`` (lower priority than the environment)."""
 
@@ -279,6 +297,7 @@ class Settings(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     limits: dict[str, ModelLimit] = Field(default_factory=dict)
+    reliability: ReliabilityDefaults = Field(default_factory=ReliabilityDefaults)
     metrics_dir: Path | None = Field(
         default=None,
         description="prometheus multiprocess directory of this process group (one per container)",

@@ -6,6 +6,7 @@ from judge._offline import configure_offline_env
 
 configure_offline_env()
 
+import os  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -17,6 +18,15 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """``../shared/data`` (research data, read in place, never copied into the repo)."""
-    if not SHARED_DATA.is_dir():
-        pytest.skip("../shared/data is not present on this machine")
-    return SHARED_DATA
+    return require_data(SHARED_DATA)
+
+
+def require_data(path: Path) -> Path:
+    """``path`` if it exists; else skip the test on a workstation, and fail it in CI
+    (``CI=true``), where missing data must never pass silently."""
+    if not path.exists():
+        reason = f"{path} is not present on this machine"
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(f"{reason} (CI=true: required)")
+        pytest.skip(reason)
+    return path

@@ -9,13 +9,18 @@ import pytest
 
 from tests.conftest import REPO
 
-CODE = ["judge", "tests", "bench"]
+CODE = ["judge", "tests", "bench", "deploy"]
 
 
 @pytest.mark.parametrize(
     "command",
-    [["ruff", "check", *CODE], ["ruff", "format", "--check", *CODE], ["mypy"]],
-    ids=["ruff-check", "ruff-format", "mypy-strict"],
+    [
+        ["ruff", "check", *CODE],
+        ["ruff", "format", "--check", *CODE],
+        ["mypy"],
+        ["mypy", "--strict", "deploy/grafana/build_dashboards.py"],
+    ],
+    ids=["ruff-check", "ruff-format", "mypy-strict", "mypy-dashboards"],
 )
 def test_tool_passes(command: list[str]) -> None:
     result = subprocess.run(

@@ -1,12 +1,14 @@
-"""Generate the Grafana dashboards of empathy-judge as JSON (plain dicts, no dependency).
+"""Generate the Grafana dashboards of empathy-judge with Grafana's own typed builders
+(``grafana-foundation-sdk``).
 
     uv run python deploy/grafana/build_dashboards.py            # writes deploy/grafana/dashboards/
     uv run python deploy/grafana/build_dashboards.py --check    # exit 1 when the JSON is stale
 
-Every PromQL expression here is run against a real Prometheus by
-``tests/integration/test_prometheus_config.py`` (Grafana's ``$__rate_interval``, ``$__range``
-and template variables are substituted there), and may use only metrics that
-``judge/metrics.py`` declares.
+Thresholds and lines come from :mod:`judge.domain.watch` (the kappa floor and line are the
+reliability policy's defaults), never from copies here. Every PromQL expression is run against
+a real Prometheus by ``tests/integration/test_prometheus_config.py`` (Grafana's
+``$__rate_interval``, ``$__range`` and template variables are substituted there), and may use
+only metrics that ``judge/metrics.py`` declares.
 """
 
 from __future__ import annotations
@@ -14,618 +16,546 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from grafana_foundation_sdk.builders import bargauge, common, dashboard, heatmap, prometheus, stat
+from grafana_foundation_sdk.builders import timeseries as ts
+from grafana_foundation_sdk.cog.builder import Builder
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.cog.variants import Dataquery
+from grafana_foundation_sdk.models import common as cm
+from grafana_foundation_sdk.models import dashboard as dm
+from grafana_foundation_sdk.models import heatmap as hm
+from grafana_foundation_sdk.models import prometheus as pm
+
+from judge.domain.watch import (
+    ABSTENTION_RATE_ALERT,
+    CANARY_STALE_S,
+    DRIFT_THRESHOLD,
+    HTTP_5XX_RATIO_ALERT,
+    KAPPA_FLOOR,
+    KAPPA_LINE,
+    LLM_FAILURE_RATE_ALERT,
+)
 
 OUT = Path(__file__).resolve().parent / "dashboards"
-DATASOURCE = {"type": "prometheus", "uid": "prometheus"}
+DATASOURCE = dm.DataSourceRef(type_val="prometheus", uid="prometheus")
 W = "$__rate_interval"
-KAPPA_LINE = 0.58
-KAPPA_FLOOR = 0.40
-DRIFT_THRESHOLD = 0.1
-
-Json = dict[str, Any]
+Steps = Sequence[tuple[str, float | None]]
+KAPPA_STEPS: Steps = (("red", None), ("orange", KAPPA_FLOOR), ("green", KAPPA_LINE))
+DRIFT_STEPS: Steps = (("red", None), ("green", -DRIFT_THRESHOLD), ("red", DRIFT_THRESHOLD))
 
 
 @dataclass(frozen=True)
-class Query:
+class Q:
+    """One PromQL query of a panel."""
+
     expr: str
     legend: str = ""
     instant: bool = False
     heatmap: bool = False
 
 
+def _targets(queries: Sequence[Q]) -> list[Builder[Dataquery]]:
+    out: list[Builder[Dataquery]] = []
+    for i, q in enumerate(queries):
+        target = (
+            prometheus.Dataquery()
+            .ref_id(chr(ord("A") + i))
+            .datasource(DATASOURCE)
+            .expr(q.expr)
+            .legend_format(q.legend or "__auto")
+        )
+        target = target.instant() if q.instant else target.range()
+        if q.heatmap:
+            target = target.format(pm.PromQueryFormat.HEATMAP)
+        out.append(target)
+    return out
+
+
+def _thresholds(steps: Steps) -> dashboard.ThresholdsConfig:
+    return (
+        dashboard.ThresholdsConfig()
+        .mode(dm.ThresholdsMode.ABSOLUTE)
+        .steps([dm.Threshold(value=value, color=color) for color, value in steps])
+    )
+
+
+#: the SDK's panel builders share these methods but no base class: a constrained type variable
+P = TypeVar("P", ts.Panel, stat.Panel, bargauge.Panel, heatmap.Panel)
+
+
 @dataclass(frozen=True)
-class Panel:
-    title: str
-    description: str
-    queries: tuple[Query, ...]
-    kind: str = "timeseries"
+class Look:
+    """Size, unit, axis range and threshold steps of a panel."""
+
     unit: str = "short"
     width: int = 12
     height: int = 8
     min: float | None = None
     max: float | None = None
-    steps: tuple[tuple[str, float | None], ...] = ()
-    stack: bool = False
-    options: Json = field(default_factory=dict)
+    steps: Steps = ()
 
 
-@dataclass(frozen=True)
-class Row:
-    title: str
+def _common(panel: P, title: str, description: str, queries: Sequence[Q], look: Look) -> P:
+    panel = (
+        panel.title(title)
+        .description(description)
+        .datasource(DATASOURCE)
+        .targets(_targets(queries))
+        .unit(look.unit)
+        .span(look.width)
+        .height(look.height)
+        .thresholds(_thresholds(look.steps or (("green", None),)))
+    )
+    if look.min is not None:
+        panel = panel.min(look.min)
+    if look.max is not None:
+        panel = panel.max(look.max)
+    return panel
 
 
-def _thresholds(steps: tuple[tuple[str, float | None], ...]) -> Json:
-    steps = steps or (("green", None),)
-    return {"mode": "absolute", "steps": [{"color": c, "value": v} for c, v in steps]}
+def timeseries(
+    title: str, description: str, *queries: Q, stack: bool = False, **look: Any
+) -> ts.Panel:
+    shape = Look(**look)
+    legend = (
+        common.VizLegendOptions()
+        .show_legend(True)
+        .display_mode(cm.LegendDisplayMode.LIST)
+        .placement(cm.LegendPlacement.BOTTOM)
+    )
+    thresholds_style = (
+        cm.GraphTresholdsStyleMode.DASHED if shape.steps else cm.GraphTresholdsStyleMode.OFF
+    )
+    return (
+        _common(ts.Panel(), title, description, queries, shape)
+        .draw_style(cm.GraphDrawStyle.LINE)
+        .line_width(1)
+        .fill_opacity(20 if stack else 0)
+        .show_points(cm.VisibilityMode.NEVER)
+        .span_nulls(True)
+        .stacking(
+            common.StackingConfig()
+            .mode(cm.StackingMode.NORMAL if stack else cm.StackingMode.NONE)
+            .group("A")
+        )
+        .thresholds_style(common.GraphThresholdsStyleConfig().mode(thresholds_style))
+        .legend(legend)
+        .tooltip(
+            common.VizTooltipOptions()
+            .mode(cm.TooltipDisplayMode.MULTI)
+            .sort(cm.SortOrder.DESCENDING)
+        )
+    )
 
 
-def _panel_json(panel: Panel, pid: int, x: int, y: int) -> Json:
-    defaults: Json = {"unit": panel.unit, "thresholds": _thresholds(panel.steps)}
-    if panel.min is not None:
-        defaults["min"] = panel.min
-    if panel.max is not None:
-        defaults["max"] = panel.max
-    if panel.kind == "timeseries":
-        defaults["custom"] = {
-            "drawStyle": "line",
-            "lineWidth": 1,
-            "fillOpacity": 20 if panel.stack else 0,
-            "showPoints": "never",
-            "spanNulls": True,
-            "stacking": {"mode": "normal" if panel.stack else "none", "group": "A"},
-            "thresholdsStyle": {"mode": "dashed" if panel.steps else "off"},
-        }
-    if panel.kind == "stat" or panel.kind == "bargauge":
-        defaults["color"] = {"mode": "thresholds"}
-    options: Json = {"legend": {"showLegend": True, "displayMode": "list", "placement": "bottom"}}
-    if panel.kind == "timeseries":
-        options["tooltip"] = {"mode": "multi", "sort": "desc"}
-    options |= panel.options
-    targets = [
-        {
-            "refId": chr(ord("A") + i),
-            "datasource": DATASOURCE,
-            "expr": q.expr,
-            "legendFormat": q.legend or "__auto",
-            "instant": q.instant,
-            "range": not q.instant,
-            **({"format": "heatmap"} if q.heatmap else {}),
-        }
-        for i, q in enumerate(panel.queries)
-    ]
-    return {
-        "id": pid,
-        "type": panel.kind,
-        "title": panel.title,
-        "description": panel.description,
-        "datasource": DATASOURCE,
-        "gridPos": {"x": x, "y": y, "w": panel.width, "h": panel.height},
-        "fieldConfig": {"defaults": defaults, "overrides": []},
-        "options": options,
-        "targets": targets,
-    }
+def stat_panel(title: str, description: str, *queries: Q, **look: Any) -> stat.Panel:
+    return (
+        _common(stat.Panel(), title, description, queries, Look(**look))
+        .color_scheme(dashboard.FieldColor().mode(dm.FieldColorModeId.THRESHOLDS))
+        .reduce_options(common.ReduceDataOptions().calcs(["lastNotNull"]))
+        .text_mode(cm.BigValueTextMode.VALUE_AND_NAME)
+    )
 
 
-def _layout(items: list[Panel | Row]) -> list[Json]:
-    panels: list[Json] = []
-    x = y = row_height = 0
+def bargauge_panel(
+    title: str, description: str, *queries: Q, mode: cm.BarGaugeDisplayMode, **look: Any
+) -> bargauge.Panel:
+    return (
+        _common(bargauge.Panel(), title, description, queries, Look(**look))
+        .color_scheme(dashboard.FieldColor().mode(dm.FieldColorModeId.THRESHOLDS))
+        .display_mode(mode)
+        .orientation(cm.VizOrientation.HORIZONTAL)
+    )
+
+
+def heatmap_panel(title: str, description: str, query: Q, **look: Any) -> heatmap.Panel:
+    return (
+        _common(heatmap.Panel(), title, description, [query], Look(**look))
+        .calculate(False)
+        .y_axis(heatmap.YAxisConfig().unit("short").decimals(1))
+        .color(
+            heatmap.HeatmapColorOptions()
+            .mode(hm.HeatmapColorMode.SCHEME)
+            .scheme("Oranges")
+            .steps(64)
+        )
+        .cell_gap(1)
+    )
+
+
+def build_dashboard(
+    uid: str,
+    title: str,
+    description: str,
+    items: Sequence[Builder[Any] | str],
+    variables: Sequence[dashboard.QueryVariable] = (),
+) -> dm.Dashboard:
+    board = (
+        dashboard.Dashboard(title)
+        .uid(uid)
+        .description(description)
+        .tags(["empathy-judge"])
+        .timezone("browser")
+        .editable()
+        .tooltip(dm.DashboardCursorSync.CROSSHAIR)
+        .refresh("30s")
+        .time("now-6h", "now")
+        .variables(list(variables))
+    )
     for pid, item in enumerate(items, start=1):
-        if isinstance(item, Row):
-            y += row_height
-            x = row_height = 0
-            panels.append(
-                {
-                    "id": pid,
-                    "type": "row",
-                    "title": item.title,
-                    "collapsed": False,
-                    "gridPos": {"x": 0, "y": y, "w": 24, "h": 1},
-                    "panels": [],
-                }
-            )
-            y += 1
-            continue
-        if x + item.width > 24:
-            y += row_height
-            x = row_height = 0
-        panels.append(_panel_json(item, pid, x, y))
-        x += item.width
-        row_height = max(row_height, item.height)
-    return panels
+        if isinstance(item, str):
+            board = board.with_row(dashboard.Row(item).id(pid))
+        else:
+            board = board.with_panel(item.id(pid))  # type: ignore[attr-defined]
+    return board.build()
 
 
-def _variable(name: str, label: str, metric: str, depends: str = "") -> Json:
+def variable(name: str, label: str, metric: str, depends: str = "") -> dashboard.QueryVariable:
     query = f"label_values({metric}{depends}, {name})"
-    return {
-        "name": name,
-        "label": label,
-        "type": "query",
-        "datasource": DATASOURCE,
-        "query": {"query": query, "refId": name, "qryType": 1},
-        "definition": query,
-        "refresh": 2,
-        "includeAll": True,
-        "multi": True,
-        "allValue": ".*",
-        "current": {"selected": True, "text": ["All"], "value": ["$__all"]},
-        "sort": 1,
-    }
-
-
-def dashboard(
-    uid: str, title: str, description: str, items: list[Panel | Row], variables: list[Json]
-) -> Json:
-    return {
-        "uid": uid,
-        "title": title,
-        "description": description,
-        "tags": ["empathy-judge"],
-        "timezone": "browser",
-        "editable": True,
-        "graphTooltip": 1,
-        "schemaVersion": 39,
-        "version": 1,
-        "refresh": "30s",
-        "time": {"from": "now-6h", "to": "now"},
-        "annotations": {"list": []},
-        "templating": {"list": variables},
-        "panels": _layout(items),
-    }
+    return (
+        dashboard.QueryVariable(name)
+        .label(label)
+        .datasource(DATASOURCE)
+        .query({"query": query, "refId": name, "qryType": 1})  # Prometheus label values
+        .refresh(dm.VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .include_all(True)
+        .multi(True)
+        .all_value(".*")
+        .current(dm.VariableOption(selected=True, text=["All"], value=["$__all"]))
+        .sort(dm.VariableSort.ALPHABETICAL_ASC)
+    )
 
 
 def _ratio(num: str, den: str, by: str) -> str:
     return f"sum by ({by}) (rate({num}[{W}])) / sum by ({by}) (rate({den}[{W}]))"
 
 
-def service_health() -> Json:
+def _quantile(q: float, metric: str, by: str) -> str:
+    return f"histogram_quantile({q}, sum by ({by}) (rate({metric}_bucket[{W}])))"
+
+
+def service_health() -> dm.Dashboard:
     http_rate = f"rate(judge_http_requests_total[{W}])"
-    items: list[Panel | Row] = [
-        Row("HTTP API"),
-        Panel(
+    items: list[Builder[Any] | str] = [
+        "HTTP API",
+        timeseries(
             "Request rate by route and status",
             "Requests per second, by route template and HTTP status code.",
-            (Query(f"sum by (route, status) ({http_rate})", "{{route}} {{status}}"),),
+            Q(f"sum by (route, status) ({http_rate})", "{{route}} {{status}}"),
             unit="reqps",
             width=8,
         ),
-        Panel(
+        timeseries(
             "Latency p50 / p95",
             "Request duration quantiles over all routes, and p95 per route.",
-            (
-                Query(
-                    "histogram_quantile(0.5, sum by (le) "
-                    f"(rate(judge_http_request_duration_seconds_bucket[{W}])))",
-                    "p50",
-                ),
-                Query(
-                    "histogram_quantile(0.95, sum by (le) "
-                    f"(rate(judge_http_request_duration_seconds_bucket[{W}])))",
-                    "p95",
-                ),
-                Query(
-                    "histogram_quantile(0.95, sum by (le, route) "
-                    f"(rate(judge_http_request_duration_seconds_bucket[{W}])))",
-                    "p95 {{route}}",
-                ),
-            ),
+            Q(_quantile(0.5, "judge_http_request_duration_seconds", "le"), "p50"),
+            Q(_quantile(0.95, "judge_http_request_duration_seconds", "le"), "p95"),
+            Q(_quantile(0.95, "judge_http_request_duration_seconds", "le, route"), "p95 {{route}}"),
             unit="s",
             width=8,
         ),
-        Panel(
+        timeseries(
             "5xx error ratio",
-            "Share of requests answered with a server error (alert above 5%).",
-            (
-                Query(
-                    f'(sum(rate(judge_http_requests_total{{status=~"5.."}}[{W}])) or vector(0))'
-                    f" / sum({http_rate})",
-                    "5xx share",
-                ),
+            f"Share of requests answered with a server error (alert above "
+            f"{HTTP_5XX_RATIO_ALERT:.0%}).",
+            Q(
+                f'(sum(rate(judge_http_requests_total{{status=~"5.."}}[{W}])) or vector(0))'
+                f" / sum({http_rate})",
+                "5xx share",
             ),
             unit="percentunit",
             width=8,
             min=0,
-            steps=(("green", None), ("red", 0.05)),
+            steps=(("green", None), ("red", HTTP_5XX_RATIO_ALERT)),
         ),
-        Row("Jobs"),
-        Panel(
+        "Jobs",
+        timeseries(
             "Jobs submitted and finished",
             "Jobs per second: submitted per rubric, finished per final status.",
-            (
-                Query(
-                    f"sum by (rubric) (rate(judge_jobs_submitted_total[{W}]))",
-                    "submitted {{rubric}}",
-                ),
-                Query(
-                    f"sum by (status) (rate(judge_jobs_finished_total[{W}]))", "finished {{status}}"
-                ),
-            ),
+            Q(f"sum by (rubric) (rate(judge_jobs_submitted_total[{W}]))", "submitted {{rubric}}"),
+            Q(f"sum by (status) (rate(judge_jobs_finished_total[{W}]))", "finished {{status}}"),
             unit="ops",
             width=8,
         ),
-        Panel(
+        timeseries(
             "Queue depth and running jobs",
             "Jobs waiting (database count) and jobs running now, summed over worker processes.",
-            (
-                Query("max(judge_queue_depth)", "queued"),
-                Query("sum by (rubric) (judge_jobs_running)", "running {{rubric}}"),
-            ),
+            Q("max(judge_queue_depth)", "queued"),
+            Q("sum by (rubric) (judge_jobs_running)", "running {{rubric}}"),
             width=8,
             min=0,
         ),
-        Panel(
+        timeseries(
             "Job duration p50 / p95",
             "Time from a job's start to its final status, per rubric.",
-            (
-                Query(
-                    "histogram_quantile(0.5, sum by (le, rubric) "
-                    f"(rate(judge_job_duration_seconds_bucket[{W}])))",
-                    "p50 {{rubric}}",
-                ),
-                Query(
-                    "histogram_quantile(0.95, sum by (le, rubric) "
-                    f"(rate(judge_job_duration_seconds_bucket[{W}])))",
-                    "p95 {{rubric}}",
-                ),
-            ),
+            Q(_quantile(0.5, "judge_job_duration_seconds", "le, rubric"), "p50 {{rubric}}"),
+            Q(_quantile(0.95, "judge_job_duration_seconds", "le, rubric"), "p95 {{rubric}}"),
             unit="s",
             width=8,
         ),
-        Row("LLM judges"),
-        Panel(
+        "LLM judges",
+        timeseries(
             "LLM calls by model and outcome",
             "Logical calls per second (retries included in one call); cached replies excluded.",
-            (
-                Query(
-                    f"sum by (model, outcome) (rate(judge_llm_calls_total[{W}]))",
-                    "{{model}} {{outcome}}",
-                ),
+            Q(
+                f"sum by (model, outcome) (rate(judge_llm_calls_total[{W}]))",
+                "{{model}} {{outcome}}",
             ),
             unit="reqps",
             width=8,
             stack=True,
         ),
-        Panel(
+        timeseries(
             "LLM latency p50 / p95 by model",
             "Call duration including retries and backoff.",
-            (
-                Query(
-                    "histogram_quantile(0.5, sum by (le, model) "
-                    f"(rate(judge_llm_call_duration_seconds_bucket[{W}])))",
-                    "p50 {{model}}",
-                ),
-                Query(
-                    "histogram_quantile(0.95, sum by (le, model) "
-                    f"(rate(judge_llm_call_duration_seconds_bucket[{W}])))",
-                    "p95 {{model}}",
-                ),
-            ),
+            Q(_quantile(0.5, "judge_llm_call_duration_seconds", "le, model"), "p50 {{model}}"),
+            Q(_quantile(0.95, "judge_llm_call_duration_seconds", "le, model"), "p95 {{model}}"),
             unit="s",
             width=8,
         ),
-        Panel(
+        timeseries(
             "LLM failure ratio by model",
             "Share of calls that ended without a reply (timeout, rate limit, provider error...).",
-            (
-                Query(
-                    f'(sum by (model) (rate(judge_llm_calls_total{{outcome!="ok"}}[{W}])) '
-                    f"or sum by (model) (rate(judge_llm_calls_total[{W}])) * 0)"
-                    f" / sum by (model) (rate(judge_llm_calls_total[{W}]))",
-                    "{{model}}",
-                ),
+            Q(
+                f'(sum by (model) (rate(judge_llm_calls_total{{outcome!="ok"}}[{W}])) '
+                f"or sum by (model) (rate(judge_llm_calls_total[{W}])) * 0)"
+                f" / sum by (model) (rate(judge_llm_calls_total[{W}]))",
+                "{{model}}",
             ),
             unit="percentunit",
             width=8,
             min=0,
-            steps=(("green", None), ("red", 0.2)),
+            steps=(("green", None), ("red", LLM_FAILURE_RATE_ALERT)),
         ),
-        Panel(
+        timeseries(
             "Tokens per second",
             "Prompt and completion tokens per second, by model.",
-            (
-                Query(
-                    f"sum by (model, kind) (rate(judge_llm_tokens_total[{W}]))",
-                    "{{model}} {{kind}}",
-                ),
-            ),
+            Q(f"sum by (model, kind) (rate(judge_llm_tokens_total[{W}]))", "{{model}} {{kind}}"),
             width=8,
             stack=True,
         ),
-        Panel(
+        bargauge_panel(
             "Cost",
             "US dollars per hour by model, and spent over the dashboard's time range.",
-            (
-                Query(
-                    f"sum by (model) (rate(judge_llm_cost_usd_total[{W}])) * 3600", "{{model}} /h"
-                ),
-                Query(
-                    "sum by (model) (increase(judge_llm_cost_usd_total[$__range]))",
-                    "{{model}} in range",
-                    instant=True,
-                ),
+            Q(f"sum by (model) (rate(judge_llm_cost_usd_total[{W}])) * 3600", "{{model}} /h"),
+            Q(
+                "sum by (model) (increase(judge_llm_cost_usd_total[$__range]))",
+                "{{model}} in range",
+                instant=True,
             ),
-            kind="bargauge",
+            mode=cm.BarGaugeDisplayMode.BASIC,
             unit="currencyUSD",
             width=8,
-            options={"displayMode": "basic", "orientation": "horizontal"},
         ),
-        Panel(
+        timeseries(
             "Cache hit ratio",
             "Share of judge calls served from the call cache, by model.",
-            (
-                Query(
-                    f"sum by (model) (rate(judge_llm_cache_hits_total[{W}])) / "
-                    f"(sum by (model) (rate(judge_llm_cache_hits_total[{W}])) + "
-                    f"sum by (model) (rate(judge_llm_calls_total[{W}])))",
-                    "{{model}}",
-                ),
+            Q(
+                f"sum by (model) (rate(judge_llm_cache_hits_total[{W}])) / "
+                f"(sum by (model) (rate(judge_llm_cache_hits_total[{W}])) + "
+                f"sum by (model) (rate(judge_llm_calls_total[{W}])))",
+                "{{model}}",
             ),
             unit="percentunit",
             width=8,
             min=0,
             max=1,
         ),
-        Row("Abstentions"),
-        Panel(
+        "Abstentions",
+        timeseries(
             "Abstentions by reason",
             "Per-dimension judgments without a score, per second, by reason.",
-            (
-                Query(
-                    f"sum by (reason) (rate(judge_abstentions_total[{W}]))",
-                    "{{reason}}",
-                ),
-            ),
+            Q(f"sum by (reason) (rate(judge_abstentions_total[{W}]))", "{{reason}}"),
             unit="ops",
-            width=12,
             stack=True,
         ),
-        Panel(
+        timeseries(
             "Abstention rate by model",
-            "Abstentions / judgments per model (alert above 20% for 15 minutes).",
-            (
-                Query(
-                    _ratio("judge_abstentions_total", "judge_judgments_total", "model"),
-                    "{{model}}",
-                ),
-            ),
+            f"Abstentions / judgments per model (alert above {ABSTENTION_RATE_ALERT:.0%} for "
+            "15 minutes).",
+            Q(_ratio("judge_abstentions_total", "judge_judgments_total", "model"), "{{model}}"),
             unit="percentunit",
-            width=12,
             min=0,
-            steps=(("green", None), ("red", 0.2)),
+            steps=(("green", None), ("red", ABSTENTION_RATE_ALERT)),
         ),
     ]
-    return dashboard(
+    return build_dashboard(
         "judge-service-health",
         "empathy-judge: service health",
         "HTTP API, jobs, queue, LLM calls, tokens, cost, cache and abstentions.",
         items,
-        [],
     )
 
 
-def drift_reliability() -> Json:
+def drift_reliability() -> dm.Dashboard:
     sel = 'rubric=~"$rubric", dimension=~"$dimension", model=~"$model"'
-    items: list[Panel | Row] = [
-        Row("Agreement with experts"),
-        Panel(
+    dims = 'rubric=~"$rubric", dimension=~"$dimension"'
+    results = f"judge_dimension_results_total{{{dims}}}"
+    untrusted = f'judge_dimension_results_total{{{dims}, level="untrusted"}}'
+    items: list[Builder[Any] | str] = [
+        "Agreement with experts",
+        timeseries(
             "Calibration kappa over time",
             "Latest weighted kappa of each judge (and of the panel's aggregate, model=panel) "
-            f"against the experts. Dashed lines: the floor {KAPPA_FLOOR} and the high-agreement "
-            f"line {KAPPA_LINE} (median expert-expert kappa in Kumar et al.).",
-            (
-                Query(
-                    f'judge_calibration_kappa{{{sel}, model!="experts"}}',
-                    "{{rubric}}/{{dimension}} {{model}}",
-                ),
+            f"against the experts. Dashed lines: the floor {KAPPA_FLOOR:.2f} and the "
+            f"high-agreement line {KAPPA_LINE:.2f} (median expert-expert kappa in Kumar et al.).",
+            Q(
+                f'judge_calibration_kappa{{{sel}, model!="experts"}}',
+                "{{rubric}}/{{dimension}} {{model}}",
             ),
             width=16,
             height=10,
             min=-0.2,
             max=1,
-            steps=(("red", None), ("orange", KAPPA_FLOOR), ("green", KAPPA_LINE)),
+            steps=KAPPA_STEPS,
         ),
-        Panel(
+        stat_panel(
             "Time since last canary run",
-            "Alert after two days without a canary run.",
-            (
-                Query(
-                    "time() - max by (rubric) "
-                    '(judge_canary_last_run_timestamp_seconds{rubric=~"$rubric"})',
-                    "{{rubric}}",
-                    instant=True,
-                ),
+            f"Alert after {CANARY_STALE_S // 86_400} days without a canary run.",
+            Q(
+                "time() - max by (rubric) "
+                '(judge_canary_last_run_timestamp_seconds{rubric=~"$rubric"})',
+                "{{rubric}}",
+                instant=True,
             ),
-            kind="stat",
             unit="s",
             width=8,
             height=10,
-            steps=(("green", None), ("orange", 86400), ("red", 2 * 86400)),
-            options={"reduceOptions": {"calcs": ["lastNotNull"]}, "textMode": "value_and_name"},
+            steps=(("green", None), ("orange", CANARY_STALE_S / 2), ("red", CANARY_STALE_S)),
         ),
-        Panel(
+        bargauge_panel(
             "Latest kappa per rubric, dimension and model",
             "The most recent calibration's kappa, including the experts' own agreement "
             "(model=experts) when the items had two experts.",
-            (
-                Query(
-                    f"judge_calibration_kappa{{{sel}}}",
-                    "{{rubric}}/{{dimension}} {{model}}",
-                    instant=True,
-                ),
-            ),
-            kind="bargauge",
+            Q(f"judge_calibration_kappa{{{sel}}}", "{{rubric}}/{{dimension}} {{model}}", True),
+            mode=cm.BarGaugeDisplayMode.GRADIENT,
             width=24,
             height=10,
             min=0,
             max=1,
-            steps=(("red", None), ("orange", KAPPA_FLOOR), ("green", KAPPA_LINE)),
-            options={"displayMode": "gradient", "orientation": "horizontal"},
+            steps=KAPPA_STEPS,
         ),
-        Row("Drift against the canary baseline"),
-        Panel(
+        "Drift against the canary baseline",
+        timeseries(
             "Kappa change vs baseline",
             f"Canary run kappa minus baseline kappa; alert beyond ±{DRIFT_THRESHOLD}.",
-            (
-                Query(
-                    f"judge_drift_kappa_delta{{{sel}}}",
-                    "{{rubric}}/{{dimension}} {{model}}",
-                ),
-            ),
+            Q(f"judge_drift_kappa_delta{{{sel}}}", "{{rubric}}/{{dimension}} {{model}}"),
             width=8,
-            steps=(("red", None), ("green", -DRIFT_THRESHOLD), ("red", DRIFT_THRESHOLD)),
+            steps=DRIFT_STEPS,
         ),
-        Panel(
+        timeseries(
             "Mean-score shift vs baseline",
             "Canary mean rating minus baseline mean, on the 0..1 rescaled scale; positive = "
             f"more lenient. Alert beyond ±{DRIFT_THRESHOLD}.",
-            (
-                Query(
-                    f"judge_drift_mean_score_shift{{{sel}}}",
-                    "{{rubric}}/{{dimension}} {{model}}",
-                ),
-            ),
+            Q(f"judge_drift_mean_score_shift{{{sel}}}", "{{rubric}}/{{dimension}} {{model}}"),
             width=8,
-            steps=(("red", None), ("green", -DRIFT_THRESHOLD), ("red", DRIFT_THRESHOLD)),
+            steps=DRIFT_STEPS,
         ),
-        Panel(
+        timeseries(
             "Abstention-rate change vs baseline",
-            "Canary abstention rate minus the baseline's (fraction); alert above +0.1.",
-            (
-                Query(
-                    f"judge_drift_abstention_rate_delta{{{sel}}}",
-                    "{{rubric}}/{{dimension}} {{model}}",
-                ),
-            ),
+            f"Canary abstention rate minus the baseline's (fraction); alert above "
+            f"+{DRIFT_THRESHOLD}.",
+            Q(f"judge_drift_abstention_rate_delta{{{sel}}}", "{{rubric}}/{{dimension}} {{model}}"),
             unit="percentunit",
             width=8,
             steps=(("green", None), ("red", DRIFT_THRESHOLD)),
         ),
-        Row("Scores"),
-        Panel(
+        "Scores",
+        heatmap_panel(
             "Score distribution",
             "Ratings of the selected judges, rescaled to 0..1 (ordinal and binary dimensions), "
             "per time bucket.",
-            (
-                Query(
-                    f"sum by (le) (increase(judge_rating_normalised_bucket{{{sel}}}[{W}]))",
-                    "{{le}}",
-                    heatmap=True,
-                ),
+            Q(
+                f"sum by (le) (increase(judge_rating_normalised_bucket{{{sel}}}[{W}]))",
+                "{{le}}",
+                heatmap=True,
             ),
-            kind="heatmap",
             width=12,
             height=9,
-            options={
-                "calculate": False,
-                "yAxis": {"unit": "short", "decimals": 1},
-                "color": {"mode": "scheme", "scheme": "Oranges", "steps": 64},
-                "cellGap": 1,
-            },
         ),
-        Panel(
+        timeseries(
             "Mean score by model",
             "Mean rescaled rating per judge model; a lenient judge drifts up.",
-            (
-                Query(
-                    f"sum by (model) (rate(judge_rating_normalised_sum{{{sel}}}[{W}])) / "
-                    f"sum by (model) (rate(judge_rating_normalised_count{{{sel}}}[{W}]))",
-                    "{{model}}",
-                ),
+            Q(
+                f"sum by (model) (rate(judge_rating_normalised_sum{{{sel}}}[{W}])) / "
+                f"sum by (model) (rate(judge_rating_normalised_count{{{sel}}}[{W}]))",
+                "{{model}}",
             ),
-            width=12,
             height=9,
             min=0,
             max=1,
         ),
-        Row("Reliability"),
-        Panel(
+        "Reliability",
+        timeseries(
             "Results by reliability level",
             "Per-dimension results per second by flag level.",
-            (
-                Query(
-                    "sum by (level) (rate(judge_dimension_results_total"
-                    f'{{rubric=~"$rubric", dimension=~"$dimension"}}[{W}]))',
-                    "{{level}}",
-                ),
-            ),
+            Q(f"sum by (level) (rate({results}[{W}]))", "{{level}}"),
             unit="ops",
             width=8,
             stack=True,
         ),
-        Panel(
+        timeseries(
             "Untrusted share by dimension",
             "Share of results flagged untrusted, per rubric and dimension.",
-            (
-                Query(
-                    "(sum by (rubric, dimension) (rate(judge_dimension_results_total"
-                    f'{{rubric=~"$rubric", dimension=~"$dimension", level="untrusted"}}[{W}]))'
-                    " or sum by (rubric, dimension) (rate(judge_dimension_results_total"
-                    f'{{rubric=~"$rubric", dimension=~"$dimension"}}[{W}])) * 0)'
-                    " / sum by (rubric, dimension) (rate(judge_dimension_results_total"
-                    f'{{rubric=~"$rubric", dimension=~"$dimension"}}[{W}]))',
-                    "{{rubric}}/{{dimension}}",
-                ),
+            Q(
+                f"(sum by (rubric, dimension) (rate({untrusted}[{W}]))"
+                f" or sum by (rubric, dimension) (rate({results}[{W}])) * 0)"
+                f" / sum by (rubric, dimension) (rate({results}[{W}]))",
+                "{{rubric}}/{{dimension}}",
             ),
             unit="percentunit",
             width=8,
             min=0,
             max=1,
         ),
-        Panel(
+        timeseries(
             "Flag reasons",
             "Reasons attached to reliability flags, per second.",
-            (
-                Query(
-                    "sum by (reason) (rate(judge_reliability_reasons_total"
-                    f'{{rubric=~"$rubric", dimension=~"$dimension"}}[{W}]))',
-                    "{{reason}}",
-                ),
+            Q(
+                f"sum by (reason) (rate(judge_reliability_reasons_total{{{dims}}}[{W}]))",
+                "{{reason}}",
             ),
             unit="ops",
             width=8,
             stack=True,
         ),
-        Panel(
+        timeseries(
             "Panel agreement (median per item)",
             "Median per-item agreement of the panel: 1 - spread/range (ordinal), modal share "
             "(nominal, binary), top-1 agreement (ranked).",
-            (
-                Query(
-                    "histogram_quantile(0.5, sum by (le, rubric, dimension) "
-                    "(rate(judge_panel_agreement_bucket"
-                    f'{{rubric=~"$rubric", dimension=~"$dimension"}}[{W}])))',
-                    "{{rubric}}/{{dimension}}",
-                ),
+            Q(
+                "histogram_quantile(0.5, sum by (le, rubric, dimension) "
+                f"(rate(judge_panel_agreement_bucket{{{dims}}}[{W}])))",
+                "{{rubric}}/{{dimension}}",
             ),
-            width=12,
             min=0,
             max=1,
         ),
-        Panel(
+        timeseries(
             "Abstention rate by model",
             "Abstentions / judgments for the selected rubrics.",
-            (
-                Query(
-                    'sum by (model) (rate(judge_abstentions_total{rubric=~"$rubric", '
-                    f'model=~"$model"}}[{W}])) / sum by (model) (rate(judge_judgments_total'
-                    f'{{rubric=~"$rubric", model=~"$model"}}[{W}]))',
-                    "{{model}}",
-                ),
+            Q(
+                'sum by (model) (rate(judge_abstentions_total{rubric=~"$rubric", '
+                f'model=~"$model"}}[{W}])) / sum by (model) (rate(judge_judgments_total'
+                f'{{rubric=~"$rubric", model=~"$model"}}[{W}]))',
+                "{{model}}",
             ),
             unit="percentunit",
-            width=12,
             min=0,
-            steps=(("green", None), ("red", 0.2)),
+            steps=(("green", None), ("red", ABSTENTION_RATE_ALERT)),
         ),
     ]
     variables = [
-        _variable("rubric", "Rubric", "judge_calibration_kappa"),
-        _variable("dimension", "Dimension", "judge_calibration_kappa", '{rubric=~"$rubric"}'),
-        _variable("model", "Judge model", "judge_calibration_kappa", '{rubric=~"$rubric"}'),
+        variable("rubric", "Rubric", "judge_calibration_kappa"),
+        variable("dimension", "Dimension", "judge_calibration_kappa", '{rubric=~"$rubric"}'),
+        variable("model", "Judge model", "judge_calibration_kappa", '{rubric=~"$rubric"}'),
     ]
-    return dashboard(
+    return build_dashboard(
         "judge-drift-reliability",
         "empathy-judge: judge drift & reliability",
         "Agreement with experts over time, canary drift, score distributions, reliability flags.",
@@ -634,14 +564,17 @@ def drift_reliability() -> Json:
     )
 
 
-DASHBOARDS = {
+DASHBOARDS: dict[str, Callable[[], dm.Dashboard]] = {
     "judge-service-health.json": service_health,
     "judge-drift-reliability.json": drift_reliability,
 }
 
 
 def render() -> dict[str, str]:
-    return {name: json.dumps(build(), indent=2) + "\n" for name, build in DASHBOARDS.items()}
+    return {
+        name: json.dumps(build(), cls=JSONEncoder, indent=2, sort_keys=True) + "\n"
+        for name, build in DASHBOARDS.items()
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 from litestar import Litestar
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin
 
 from judge import __version__
 from judge.api.auth import require_scope
@@ -22,6 +22,7 @@ from judge.api.calibration_routes import (
     get_calibration,
     get_calibration_report,
 )
+from judge.api.docs import swagger_assets, swagger_plugin
 from judge.api.meta_routes import get_rubric, health, list_rubrics, ready
 from judge.api.observability import HttpMetricsMiddleware, metrics_endpoint
 from judge.api.problems import handle_exception
@@ -31,11 +32,18 @@ from judge.api.state import ApiState
 from judge.services.runner import InProcessRunner, JobWaiter
 from judge.services.runtime import build_runtime
 from judge.settings import Settings
+from judge.tracing import configure_tracing, shutdown_tracing
 
 log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings) -> Litestar:
+    plugins: list[Any] = []
+    if configure_tracing("empathy-judge-api", celery=bool(settings.redis_url)):
+        from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
+
+        plugins.append(OpenTelemetryPlugin(OpenTelemetryConfig()))
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         runtime = build_runtime(settings, runs_jobs=not settings.redis_url)
@@ -68,6 +76,7 @@ def create_app(settings: Settings) -> Litestar:
             for close in reversed(closers):
                 await close()
             await runtime.close()
+            shutdown_tracing()
 
     return Litestar(
         route_handlers=[
@@ -87,11 +96,13 @@ def create_app(settings: Settings) -> Litestar:
             health,
             ready,
             metrics_endpoint,
+            swagger_assets(),
         ],
         middleware=[HttpMetricsMiddleware()],
         guards=[require_scope],
         exception_handlers={Exception: handle_exception},
         lifespan=[lifespan],
+        plugins=plugins,
         request_max_body_size=settings.api.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="empathy-judge",
@@ -101,7 +112,7 @@ def create_app(settings: Settings) -> Litestar:
                 "every dimension carries a reliability flag."
             ),
             path="/schema",
-            render_plugins=[SwaggerRenderPlugin(path="/swagger"), JsonRenderPlugin()],
+            render_plugins=[swagger_plugin(), JsonRenderPlugin()],
         ),
         debug=False,
     )

@@ -74,13 +74,38 @@ def _fmt(value: Any) -> str:
     return "-" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
+_RATES = ("accuracy", "f1", "recall_at_1", "mrr")
+
+
+def _panel_cell(dim: dict[str, Any], panel: dict[str, Any]) -> str:
+    """The panel's deciding statistic, then its rates (answered / abstention = miss)."""
+    text = _fmt(panel.get("agreement"))
+    if dim["metric"] == "chance_corrected_recall_at_1":
+        text += f" (chance {_fmt(panel.get('chance_recall_at_1'))})"
+    rates = [
+        f"{k} {_fmt(panel[k])}/{_fmt(panel.get(f'{k}_abstain_as_miss'))}"
+        for k in _RATES
+        if k in panel and (k != "accuracy" or dim["scale"] != "ordinal")
+    ]
+    if panel.get("ac1") is not None:
+        rates.insert(0, f"AC1 {_fmt(panel['ac1'])}")
+    balanced = ((dim.get("balanced") or {}).get("raters") or {}).get("panel")
+    if balanced:
+        rates.append(
+            f"balanced f1 {_fmt(balanced['f1'])} (always-yes {_fmt(balanced['always_yes']['f1'])})"
+        )
+    return text + (f" [{', '.join(rates)}]" if rates else "")
+
+
 def print_report(report: dict[str, Any]) -> None:
     out = console()
     rubric = report["rubric"]
+    simulated = " [bold red]SIMULATED JUDGES[/bold red]" if report.get("simulated") else ""
     out.print(
-        f"[bold]Calibration {report['run_id']}[/bold]: {rubric['id']} v{rubric['version']}, "
-        f"{report['n_items']} items, experts {', '.join(report['experts'])}, "
-        f"line κ={report['threshold']}, floor κ={report['floor']}"
+        f"[bold]Calibration {report['run_id']}[/bold]{simulated}: {rubric['id']} "
+        f"v{rubric['version']}, {report['n_items']} items, experts {', '.join(report['experts'])}, "
+        f"line κ={report['threshold']}, floor κ={report['floor']}, "
+        f"min_items {report.get('min_items')}, min_coverage {report.get('min_coverage')}"
     )
     table = Table(
         "dimension",
@@ -88,27 +113,43 @@ def print_report(report: dict[str, Any]) -> None:
         *[j.split("/")[-1] for j in report["judges"]],
         "panel",
         "95% CI (panel)",
+        "n (coverage)",
         "flag",
     )
     for dim_id, dim in report["dimensions"].items():
         if not dim.get("raters"):
-            table.add_row(dim_id, "-", *["-"] * len(report["judges"]), "-", "-", "not calibrated")
+            table.add_row(
+                dim_id, "-", *["-"] * len(report["judges"]), "-", "-", "-", "not calibrated"
+            )
             continue
         by_rater = {r["rater"]: r for r in dim["raters"]}
         panel = by_rater["panel"]
         flag = dim["flag"]
-        shown: tuple[str, ...] = ("accuracy",) if dim["scale"] == "nominal" else ()
-        shown += ("precision", "recall", "f1", "recall_at_1", "mrr")
-        extras = [f"{k} {_fmt(panel[k])}" for k in shown if k in panel]
         table.add_row(
             dim_id,
-            _fmt((dim.get("expert_expert") or {}).get("median")),
-            *[_fmt(by_rater[j]["kappa"]) for j in report["judges"]],
-            _fmt(panel["kappa"]) + (f" ({', '.join(extras)})" if extras else ""),
+            _fmt(flag.get("expert_kappa")),
+            *[_fmt(by_rater[j].get("agreement")) for j in report["judges"]],
+            _panel_cell(dim, panel),
             f"[{_fmt(panel['ci95'][0])}, {_fmt(panel['ci95'][1])}]",
+            f"{panel['n']} ({_fmt(panel.get('coverage'))})",
             f"{flag['level']}: {', '.join(flag['reasons']) or '-'}",
         )
     out.print(table)
+    out.print(
+        "Ordinal κ: quadratic weights over every level of the scale. Rates: answered / "
+        "abstention counted as a miss. Experts κ: the median expert pair ("
+        "calibration, or the rubric's prior when too few experts or items)."
+    )
+    for dim_id, dim in report["dimensions"].items():
+        given = dim.get("given")
+        if given:
+            panel = next(r for r in given["raters"] if r["rater"] == "panel")
+            out.print(
+                f"{dim_id} given {', '.join(given['told'])} (the benchmark's setting, "
+                f"n={panel['n']}): "
+                + ", ".join(f"{k} {_fmt(panel[k])}" for k in ("recall_at_1", "mrr") if k in panel)
+                + "; end to end (the judges' own choice) is the row above."
+            )
 
 
 @click.command("calibrate")

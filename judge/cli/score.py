@@ -64,7 +64,10 @@ def score(
     fmt: str,
     source: str,
 ) -> None:
-    """Score the item(s) in SOURCE (a JSON file, JSON Lines, or - for stdin)."""
+    """Score the item(s) in SOURCE (a JSON file, JSON Lines, or - for stdin).
+
+    Exits with status 3 (after printing every result) when every judge abstained on every
+    dimension of some item, naming the judges' reasons on stderr; 2 on bad input."""
     if panel_name and models:
         fail("use either --panel or --model, not both")
     try:
@@ -110,7 +113,35 @@ def score(
                 sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
         else:
             print_json(dumped[0] if shape == "object" else dumped)
-        return
-    out = console()
-    for n, result in enumerate(results):
-        print_result(out, result, result.id or f"item {n}")
+    else:
+        out = console()
+        for n, result in enumerate(results):
+            print_result(out, result, result.id or f"item {n}")
+    unscored = [
+        (result.id or f"item {n}", reasons)
+        for n, result in enumerate(results)
+        if (reasons := all_abstained(result)) is not None
+    ]
+    for name, reasons in unscored:
+        listed = "; ".join(f"{model}: {', '.join(why)}" for model, why in reasons.items())
+        click.echo(f"error: {name}: every judge abstained on every dimension ({listed})", err=True)
+    if unscored:
+        sys.exit(ALL_ABSTAINED_EXIT)
+
+
+#: Exit status when some item got no rating from any judge (2 is bad input or configuration).
+ALL_ABSTAINED_EXIT = 3
+
+
+def all_abstained(result: ScoreResult) -> dict[str, list[str]] | None:
+    """Per judge, its abstention reasons, when no judge rated any dimension of ``result``;
+    None when at least one rating was given."""
+    reasons: dict[str, list[str]] = {}
+    for dim in result.dimensions.values():
+        for judged in dim.judges:
+            if judged.status != "abstained":
+                return None
+            why = reasons.setdefault(judged.model, [])
+            if (judged.reason or "unknown") not in why:
+                why.append(judged.reason or "unknown")
+    return reasons or None

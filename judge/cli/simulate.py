@@ -130,15 +130,18 @@ def simulate_llm(
     access_log: bool,
     log_level: str,
 ) -> None:
-    """Run the OpenAI-compatible LLM simulator (simulated judges, never a real model).
+    """Run the LLM simulator (simulated judges, never a real model). It speaks the OpenAI,
+    Anthropic and Gemini APIs.
 
     Personas are chosen by the model name, `<persona>[@<tag>]` (the tag varies the seed):
-    accurate, noisy, lenient, random, malformed, slow, flaky, fail<status>-N (status 400,
-    401, 429 or 500), replay-NAME. With LiteLLM: model="openai/accurate", api_base="http://HOST:PORT/v1".
+    accurate, noisy, lenient, random, malformed, slow, flaky, refusing, blocked, wrong-tool,
+    fail<status>-N (status 400, 401, 429 or 500), overloaded-N, replay-NAME; real model names
+    are aliased with --alias (e.g. --alias gpt-4o=accurate). With LiteLLM: model="openai/accurate",
+    api_base="http://HOST:PORT/v1"; model="anthropic/accurate", api_base="http://HOST:PORT";
+    model="gemini/accurate", api_base="http://HOST:PORT/v1beta".
     """
     from judge.errors import JudgeError
-    from judge.simulator import ReplayFileError, SimulatorOptions, create_app
-    from judge.simulator.app import HttpError
+    from judge.simulator import ReplayFileError, SimError, SimulatorOptions, build_state, create_app
     from judge.simulator.server import serve
 
     options = SimulatorOptions(
@@ -156,14 +159,15 @@ def simulate_llm(
         rubrics_dir=rubrics_dir,
     )
     try:
-        app = create_app(options)
+        state = build_state(options)
     except (ReplayFileError, JudgeError) as exc:
         fail(str(exc))
         return
-    except HttpError as exc:  # an --alias naming no persona
+    except SimError as exc:  # an --alias naming no persona
         fail(f"--alias: {exc.message}")
         return
-    for name, table in app.engine.replay.items():
+    app = create_app(state=state)
+    for name, table in state.engine.replay.items():
         click.echo(
             f"replay-{name}: {len(table)} conversations from {table.path}"
             + (f" ({table.duplicates} duplicate rows ignored)" if table.duplicates else ""),

@@ -4,6 +4,11 @@ Two agreements decide it: the experts' agreement among themselves on the dimensi
 panel's agreement with the experts. They come from a calibration run of this panel when one
 exists, else from the rubric's published priors. Priors describe other judges, so they can
 warn but never vouch: without calibration the best level is ``caution``.
+
+A calibration vouches (allows ``trusted``) only with enough evidence: an effective n of at
+least ``min_items``, the lower bound of the 95% bootstrap CI of the panel's agreement at or
+above the floor, and a coverage of at least ``min_coverage``. Its expert-expert agreement
+replaces the published prior only when two or more experts labelled ``min_items`` items.
 """
 
 from __future__ import annotations
@@ -13,14 +18,79 @@ from dataclasses import dataclass
 from judge.domain.result import ReliabilityFlag
 from judge.domain.rubric import Prior, ReliabilityPolicy
 
+PRIOR_SOURCE = "rubric-prior"
+
 
 @dataclass(frozen=True)
 class Calibration:
-    """What a calibration run measured for one dimension of one panel and rubric version."""
+    """What a calibration run measured for one dimension of one panel and rubric.
+
+    ``judge_kappa`` is the panel aggregate's agreement with the experts' consensus (named by
+    ``metric``), ``n`` the items where both existed, ``ci95`` its bootstrap interval and
+    ``coverage`` the share of labelled items the panel answered. ``expert_kappa`` is the
+    experts' median pairwise agreement, measured by ``n_experts`` experts on ``expert_n``
+    items that two or more of them labelled. ``simulated`` marks a run whose panel had a
+    simulator persona.
+    """
 
     run_id: str
     judge_kappa: float | None
     expert_kappa: float | None = None
+    n: int = 0
+    ci95: tuple[float | None, float | None] | None = None
+    coverage: float | None = None
+    expert_n: int = 0
+    n_experts: int = 0
+    simulated: bool = False
+    metric: str | None = None
+
+    def expert_baseline_counts(self, policy: ReliabilityPolicy) -> bool:
+        """Whether the run's expert-expert agreement may replace the published prior."""
+        return (
+            self.expert_kappa is not None
+            and self.n_experts >= 2
+            and self.expert_n >= policy.min_items
+        )
+
+    def expert_baseline_note(self, policy: ReliabilityPolicy) -> str:
+        """Why the run's expert-expert agreement was used or not, in one sentence."""
+        if self.expert_kappa is None or self.n_experts < 2:
+            return "fewer than two experts labelled this dimension in the run"
+        if self.expert_n < policy.min_items:
+            return (
+                f"two or more experts labelled only {self.expert_n} items "
+                f"(at least {policy.min_items} needed)"
+            )
+        return f"{self.n_experts} experts on {self.expert_n} items"
+
+
+def _expert_agreement(
+    policy: ReliabilityPolicy, prior: Prior | None, calibration: Calibration | None
+) -> tuple[float | None, str | None]:
+    if calibration is not None and calibration.expert_baseline_counts(policy):
+        return calibration.expert_kappa, f"calibration:{calibration.run_id}"
+    if prior is not None and prior.expert_kappa is not None:
+        return prior.expert_kappa, PRIOR_SOURCE
+    return None, None
+
+
+def _calibration_reasons(
+    policy: ReliabilityPolicy, calibration: Calibration, untrusted: list[str], caution: list[str]
+) -> None:
+    kappa = calibration.judge_kappa
+    if kappa is None:
+        caution.append("judge_agreement_unknown")
+    elif kappa < policy.floor:
+        untrusted.append("judges_below_floor")
+    elif kappa < policy.line:
+        caution.append("judges_below_line")
+    if calibration.n < policy.min_items:
+        caution.append("insufficient_calibration")
+    low = calibration.ci95[0] if calibration.ci95 else None
+    if kappa is not None and kappa >= policy.floor and (low is None or low < policy.floor):
+        caution.append("judge_kappa_uncertain")
+    if calibration.coverage is None or calibration.coverage < policy.min_coverage:
+        caution.append("low_coverage")
 
 
 def reliability_flag(
@@ -34,36 +104,25 @@ def reliability_flag(
     extra_caution: tuple[str, ...] = (),
 ) -> ReliabilityFlag:
     floor, line = policy.floor, policy.line
-    if calibration is not None:
-        source = f"calibration:{calibration.run_id}"
-        judge_kappa = calibration.judge_kappa
-        expert_kappa = calibration.expert_kappa
-        if expert_kappa is None and prior is not None:
-            expert_kappa = prior.expert_kappa
-    else:
-        source = "rubric-prior"
-        judge_kappa = prior.judge_kappa if prior else None
-        expert_kappa = prior.expert_kappa if prior else None
+    expert_kappa, expert_source = _expert_agreement(policy, prior, calibration)
 
     untrusted: list[str] = []
     caution: list[str] = []
-    if expert_kappa is not None and expert_kappa < floor:
-        untrusted.append("low_expert_agreement")
-    elif expert_kappa is not None and expert_kappa < line:
-        caution.append("expert_agreement_moderate")
-    elif expert_kappa is None:
+    if expert_kappa is None:
         caution.append("expert_agreement_unknown")
+    elif expert_kappa < floor:
+        untrusted.append("low_expert_agreement")
+    elif expert_kappa < line:
+        caution.append("expert_agreement_moderate")
 
     if calibration is None:
+        judge_kappa = prior.judge_kappa if prior else None
         caution.append("uncalibrated")
         if judge_kappa is not None and judge_kappa < line:
             caution.append("judges_below_line")
-    elif judge_kappa is None:
-        caution.append("judge_agreement_unknown")
-    elif judge_kappa < floor:
-        untrusted.append("judges_below_floor")
-    elif judge_kappa < line:
-        caution.append("judges_below_line")
+    else:
+        judge_kappa = calibration.judge_kappa
+        _calibration_reasons(policy, calibration, untrusted, caution)
 
     if valid_judges < quorum:
         untrusted.append("insufficient_judges")
@@ -79,5 +138,12 @@ def reliability_flag(
         judge_kappa=judge_kappa,
         threshold=line,
         floor=floor,
-        source=source,
+        source=f"calibration:{calibration.run_id}" if calibration else PRIOR_SOURCE,
+        metric=calibration.metric if calibration else (prior.metric if prior else None),
+        n=calibration.n if calibration else None,
+        ci95=list(calibration.ci95) if calibration and calibration.ci95 else None,
+        coverage=calibration.coverage if calibration else None,
+        min_items=policy.min_items,
+        expert_source=expert_source,
+        simulated=calibration.simulated if calibration else False,
     )

@@ -98,6 +98,12 @@ class Item(BaseModel):
     turns: tuple[Turn, ...] = Field(min_length=1, max_length=5_000)
     focus: int | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    #: items of one group (a session's checkpoints, several replies to one post) are not
+    #: independent: calibration CIs resample whole groups
+    group: StoredId | None = None
+    #: labels the judges are told rather than asked for (dimension id -> value), e.g. the gold
+    #: support target when the support strategy is evaluated given it
+    given: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def focus_index(self) -> int:
@@ -126,7 +132,7 @@ def _loc(loc: tuple[int | str, ...]) -> str:
 
 
 def _from_shorthand(raw: dict[str, Any]) -> dict[str, Any]:
-    allowed = {"id", "seeker_post", "response", "metadata"}
+    allowed = {"id", "seeker_post", "response", "metadata", "group"}
     extra = sorted(set(raw) - allowed)
     if extra:
         raise ItemInvalid(extra[0], "unknown field in the {seeker_post, response} shorthand")
@@ -147,6 +153,7 @@ def _from_shorthand(raw: dict[str, Any]) -> dict[str, Any]:
             {"speaker": "supporter", "text": raw["response"]},
         ],
         "metadata": raw.get("metadata") or {},
+        "group": raw.get("group"),
     }
 
 

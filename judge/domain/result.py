@@ -6,12 +6,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: Why a judge gave no rating for a dimension (DESIGN.md section 2: unparseable, refused,
+#: timed out, provider error; ``truncated``, ``rate_limit``, ``auth_error`` and
+#: ``bad_request`` say which kind of provider-side failure it was).
 AbstentionReason = Literal[
-    "parse_failure",
-    "timeout",
+    "unparseable",
+    "truncated",
+    "refused",
+    "timed_out",
     "rate_limit",
     "provider_error",
-    "refusal",
     "auth_error",
     "bad_request",
 ]
@@ -59,6 +63,11 @@ class Agreement(BaseModel):
 
 
 class ReliabilityFlag(BaseModel):
+    """DESIGN.md section 2. ``n``, ``ci95`` and ``coverage`` describe the judge agreement that
+    decided the flag (null when it came from a published prior); ``metric`` names that
+    statistic; ``expert_source`` says where ``expert_kappa`` came from; ``simulated`` marks a
+    flag sourced from a calibration whose panel had a simulator persona."""
+
     level: Literal["trusted", "caution", "untrusted"]
     reasons: list[str]
     expert_kappa: float | None
@@ -66,6 +75,13 @@ class ReliabilityFlag(BaseModel):
     threshold: float
     floor: float
     source: str
+    metric: str | None = None
+    n: int | None = None
+    ci95: list[float | None] | None = None
+    coverage: float | None = None
+    min_items: int | None = None
+    expert_source: str | None = None
+    simulated: bool = False
 
 
 class DimensionResult(BaseModel):

@@ -198,9 +198,20 @@ class Tolerance(_Strict):
 
 
 class ReliabilityPolicy(_Strict):
+    """Thresholds of the reliability flag (DESIGN.md section 2).
+
+    ``floor`` and ``line`` bound the agreement; ``min_items`` and ``min_coverage`` are the
+    evidence a calibration needs before it may vouch for a dimension (``trusted``): at least
+    ``min_items`` items where both the panel's aggregate and the experts' consensus exist
+    (default 50, the per-data-set size behind Kumar et al.'s Table 2), and a non-abstained
+    aggregate on at least ``min_coverage`` of the labelled items.
+    """
+
     floor: float = Field(default=0.40, ge=-1, le=1)
     line: float = Field(default=0.58, ge=-1, le=1)
     quorum: int = Field(default=2, ge=1)
+    min_items: int = Field(default=50, ge=1)
+    min_coverage: float = Field(default=0.9, ge=0, le=1)
     tolerance: Tolerance = Tolerance()
 
     @model_validator(mode="after")
@@ -208,6 +219,16 @@ class ReliabilityPolicy(_Strict):
         if self.floor > self.line:
             raise ValueError(f"floor ({self.floor}) must not exceed line ({self.line})")
         return self
+
+    def with_defaults(self, defaults: dict[str, Any]) -> ReliabilityPolicy:
+        """This policy with ``defaults`` (e.g. from the settings) for every field the rubric
+        file did not set itself: a rubric's own value wins over a deployment-wide default."""
+        unset = {
+            k: v for k, v in defaults.items() if v is not None and k not in self.model_fields_set
+        }
+        if not unset:
+            return self
+        return ReliabilityPolicy.model_validate(self.model_dump() | unset)
 
 
 Unit = Literal["response", "speaker", "conversation"]

@@ -1,7 +1,8 @@
 """Serve identical (model, parameters, messages, schema) calls from a cache.
 
-Only complete, successful replies are cached. A cached reply costs nothing and is marked
-``cached`` so usage reports count it as a cache hit, not as an LLM call.
+Only complete, successful replies are cached (not one cut at the token limit). A cached
+reply costs nothing and is marked ``cached`` so usage reports count it as a cache hit, not
+as an LLM call.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class CachingClient:
                 cached=True,
             )
         result = await self._inner.complete(request)
-        if result.ok and result.content:
+        if result.ok and result.content and not result.truncated:
             await self._cache.put(
                 key,
                 request.model,

@@ -3,6 +3,15 @@
 Only :mod:`judge.llm.litellm_client` talks to LiteLLM; everything else depends on
 :class:`ChatClient`. A result is either a reply (``content``) or a failure with a ``reason``;
 failures are recorded as abstentions by the caller and never turned into scores.
+
+Failure reasons (they are also abstention reasons, see :mod:`judge.domain.result`):
+``refused`` (a refusal or a safety block, in the reply or as an error), ``timed_out``,
+``rate_limit`` (still limited after the retries), ``provider_error`` (5xx and overload after
+the retries, connection errors, an unusable reply), ``auth_error``, ``bad_request``,
+``unknown_model`` (the provider does not know the model). ``auth_error`` and ``unknown_model``
+are configuration failures: they stop the run instead of becoming abstentions.
+A reply cut at the token limit is not a failure here: it is marked ``truncated`` and the
+caller decides whether what arrived is usable.
 """
 
 from __future__ import annotations
@@ -13,10 +22,10 @@ from typing import Any, Literal, Protocol
 from pydantic import SecretStr
 
 FailureReason = Literal[
-    "timeout",
+    "timed_out",
     "rate_limit",
     "provider_error",
-    "refusal",
+    "refused",
     "auth_error",
     "bad_request",
     "unknown_model",
@@ -64,6 +73,8 @@ class ChatResult:
     latency_ms: float
     attempts: int
     cached: bool = False
+    truncated: bool = False  # the reply stopped at the token limit (``content`` is partial)
+    tool_calls: tuple[str, ...] = ()  # tools the reply called instead of answering
 
     @property
     def ok(self) -> bool:

@@ -1,14 +1,23 @@
 """The LiteLLM adapter: the only module that imports litellm.
 
 One retry layer lives here (LiteLLM's and the OpenAI SDK's own retries are switched off):
-rate limits, 5xx, connection errors and timeouts are retried with exponential backoff and
-jitter, honouring ``Retry-After``. Authentication errors, bad requests and unknown models
-are final at once: retrying cannot cure them. There is no model fallback: a judge that keeps
-failing becomes an abstention with its reason.
+rate limits, 5xx (Anthropic's 529 overload included), connection errors and timeouts are
+retried with exponential backoff and jitter, honouring the provider's retry delay
+(``retry-after-ms``/``retry-after`` headers; Gemini's ``RetryInfo.retryDelay``). There is no
+model fallback: a judge that keeps failing becomes an abstention with its reason.
+Authentication errors, bad requests and unknown models are final at once: retrying cannot
+cure them (a missing key, which LiteLLM reports as a 500, is an authentication error).
 
 A failure's ``error`` is a reason code and a fixed sentence (plus the HTTP status and the
 exception's class): provider messages can carry endpoint URLs and partly masked keys, so
 their text goes to this process's log only, never to results or the database.
+
+A reply is classified the same way whichever provider sent it (LiteLLM normalises them):
+``finish_reason == "content_filter"`` (Anthropic ``stop_reason: refusal``, Gemini
+``SAFETY``/``promptFeedback.blockReason``) or an OpenAI ``refusal`` without content is
+``refused``; ``finish_reason == "length"``, or a reply that used every token of an explicit
+``max_tokens`` (LiteLLM reports a forced Anthropic tool call cut at ``max_tokens`` as
+``stop``), is marked truncated; tool calls are reported by name.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +37,6 @@ configure_offline_env()
 import litellm  # noqa: E402
 from litellm import exceptions as errors  # noqa: E402
 
-from judge.domain.text_safety import storable_text  # noqa: E402
 from judge.llm.client import ChatRequest, ChatResult, FailureReason  # noqa: E402
 from judge.settings import Settings  # noqa: E402
 
@@ -38,14 +47,14 @@ logging.getLogger("LiteLLM").setLevel(logging.ERROR)
 
 _RETRYABLE: dict[type[BaseException], FailureReason] = {
     errors.RateLimitError: "rate_limit",
-    errors.Timeout: "timeout",
+    errors.Timeout: "timed_out",
     errors.InternalServerError: "provider_error",
     errors.ServiceUnavailableError: "provider_error",
     errors.BadGatewayError: "provider_error",
     errors.APIConnectionError: "provider_error",
 }
 _FINAL: dict[type[BaseException], FailureReason] = {
-    errors.ContentPolicyViolationError: "refusal",
+    errors.ContentPolicyViolationError: "refused",
     errors.AuthenticationError: "auth_error",
     errors.PermissionDeniedError: "auth_error",
     errors.NotFoundError: "unknown_model",
@@ -54,10 +63,10 @@ _FINAL: dict[type[BaseException], FailureReason] = {
 #: What a provider says when no key reached it (LiteLLM reports it as a 500).
 _MISSING_KEY = ("missing credentials", "api_key client option must be set", "no api key")
 _PUBLIC_ERRORS: dict[str, str] = {
-    "timeout": "the provider did not answer in time",
+    "timed_out": "the provider did not answer in time",
     "rate_limit": "the provider kept refusing for rate limits",
     "provider_error": "the provider failed to answer",
-    "refusal": "the provider refused the request (content policy)",
+    "refused": "the provider refused the request (content policy)",
     "auth_error": "the provider refused the credentials, or none were configured",
     "bad_request": "the provider rejected the request as invalid",
     "unknown_model": "the provider does not know this model",
@@ -90,7 +99,7 @@ class RetryPolicy:
 def classify(exc: BaseException) -> tuple[FailureReason, bool]:
     """(reason, retryable) for an exception raised by a LiteLLM call."""
     if isinstance(exc, asyncio.TimeoutError | TimeoutError):
-        return "timeout", True
+        return "timed_out", True
     if any(marker in str(exc).lower() for marker in _MISSING_KEY):
         return "auth_error", False
     for kind, reason in _RETRYABLE.items():
@@ -113,14 +122,52 @@ def public_error(reason: str, exc: BaseException, attempts: int) -> str:
     return f"{reason}: {_PUBLIC_ERRORS.get(reason, 'the call failed')} ({'; '.join(facts)})"
 
 
+_RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
+
+
 def _retry_after(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or getattr(exc, "headers", None) or {}
-    try:
-        value = headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError, AttributeError):
-        return None
+    """The provider's retry delay in seconds: ``retry-after-ms`` or ``retry-after`` (OpenAI;
+    Anthropic's headers reach us only as LiteLLM's ``litellm_response_headers``), or Gemini's
+    ``RetryInfo.retryDelay`` in the error body."""
+    for source in (
+        getattr(getattr(exc, "response", None), "headers", None),
+        getattr(exc, "litellm_response_headers", None),
+        getattr(exc, "headers", None),
+    ):
+        if not source:
+            continue
+        try:
+            millis = source.get("retry-after-ms")
+            if millis is not None:
+                return float(millis) / 1000
+            seconds = source.get("retry-after")
+            if seconds is not None:
+                return float(seconds)
+        except (TypeError, ValueError, AttributeError):
+            continue
+    found = _RETRY_DELAY.search(str(exc))
+    return float(found.group(1)) if found else None
+
+
+def _reply_outcome(
+    request: ChatRequest, choice: Any, completion_tokens: int
+) -> tuple[FailureReason | None, str | None, bool, tuple[str, ...]]:
+    """(failure, error, truncated, tool names) of a reply that arrived."""
+    message = choice.message
+    content = getattr(message, "content", None)
+    finish = getattr(choice, "finish_reason", None)
+    refusal = getattr(message, "refusal", None)
+    tools = tuple(
+        str(getattr(getattr(call, "function", None), "name", "") or "?")
+        for call in (getattr(message, "tool_calls", None) or ())
+    )
+    if finish == "content_filter":
+        return "refused", "the provider's safety filter stopped the reply", False, tools
+    if refusal and not content:
+        return "refused", "the model refused to answer", False, tools
+    limit = request.params.get("max_tokens", request.params.get("max_completion_tokens"))
+    cut = finish == "length" or (isinstance(limit, int) and completion_tokens >= limit > 0)
+    return None, None, cut, tools
 
 
 class LiteLLMClient:
@@ -189,12 +236,13 @@ class LiteLLMClient:
                 )
             try:
                 usage = getattr(response, "usage", None)
+                used = int(getattr(usage, "completion_tokens", 0) or 0)
                 prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
-                completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+                completion_tokens += used
                 cost += self._cost(request.model, response, usage)
-                message = response.choices[0].message
-                content = getattr(message, "content", None)
-                refusal = getattr(message, "refusal", None)
+                choice = response.choices[0]
+                content = getattr(choice.message, "content", None)
+                failure, error, truncated, tools = _reply_outcome(request, choice, used)
             except (AttributeError, IndexError, TypeError, ValueError) as exc:
                 # a reply without the expected shape is the provider's fault: an abstention
                 return ChatResult(
@@ -214,16 +262,16 @@ class LiteLLMClient:
             return ChatResult(
                 model=request.model,
                 resolved_model=str(getattr(response, "model", "") or "") or None,
-                content=content,
-                failure="refusal" if refusal and not content else None,
-                error=f"refusal: {storable_text(str(refusal), 300)}"
-                if refusal and not content
-                else None,
+                content=content if failure is None else None,
+                failure=failure,
+                error=error,
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
                 cost_usd=cost,
                 latency_ms=(time.perf_counter() - started) * 1000,
                 attempts=attempts,
+                truncated=truncated,
+                tool_calls=tools,
             )
 
     def _call_args(self, request: ChatRequest) -> dict[str, Any]:

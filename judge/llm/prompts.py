@@ -133,6 +133,14 @@ def user_prompt(rubric: Rubric, item: Item, dimensions: Sequence[Dimension]) -> 
     lines = [_unit_instruction(rubric, item)]
     if len(dimensions) < len(rubric.dimensions):
         lines.append("Rate only: " + ", ".join(d.id for d in dimensions) + ".")
+    if item.given:
+        told = "; ".join(
+            f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in sorted(item.given.items())
+        )
+        lines.append(
+            f"Take as established for this item (an expert's answer; judge the other "
+            f"dimensions for it): {told}."
+        )
     lines.append(render_conversation(item, rubric.unit))
     return "\n".join(lines)
 

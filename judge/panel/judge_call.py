@@ -1,10 +1,17 @@
-"""One judge on one item: prompt, call, validate, one bounded repair, else abstain."""
+"""One judge on one item: prompt, call, validate, one bounded repair, else abstain.
+
+Abstention reasons: the call's failure (``refused``, ``timed_out``, ``rate_limit``,
+``provider_error``, ``auth_error``, ``bad_request``), or, for a reply that arrived but does
+not give a valid rating for a dimension even after the repair, ``truncated`` (the reply that
+failed it stopped at the token limit) or ``unparseable`` (anything else: invalid JSON, an
+off-scale value, a missing dimension, a tool call instead of the judgment)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry import trace
 from pydantic import SecretStr
 
 from judge.domain.item import Item
@@ -19,6 +26,7 @@ from judge.domain.rubric import Dimension, Rubric
 from judge.domain.text_safety import storable_text
 from judge.llm.client import ChatClient, ChatRequest, ChatResult, as_secret
 from judge.llm.prompts import build_messages, prompt_hash, repair_message
+from judge.tracing import tracer
 
 _RAW_REPLY_LIMIT = 20_000
 _MODEL_NAME_LIMIT = 200  # the judgments.resolved_model column
@@ -81,6 +89,40 @@ def _record(result: ChatResult, target: JudgeTarget, phash: str, purpose: str) -
     )
 
 
+async def _traced_call(
+    client: ChatClient, request: ChatRequest, rubric_id: str, purpose: str
+) -> ChatResult:
+    """One logical LLM call as a client span, with the GenAI semantic-convention attributes
+    (model, token usage) that LLM-observability tools read, plus outcome and cost."""
+    with tracer().start_as_current_span(
+        f"chat {request.model}", kind=trace.SpanKind.CLIENT
+    ) as span:
+        span.set_attributes(
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": request.model,
+                "judge.rubric": rubric_id,
+                "judge.purpose": purpose,
+            }
+        )
+        result = await client.complete(request)
+        outcome = "ok" if result.ok else str(result.failure)
+        span.set_attributes(
+            {
+                "gen_ai.response.model": result.resolved_model or "",
+                "gen_ai.usage.input_tokens": result.prompt_tokens,
+                "gen_ai.usage.output_tokens": result.completion_tokens,
+                "judge.outcome": outcome,
+                "judge.cost_usd": result.cost_usd,
+                "judge.cached": result.cached,
+                "judge.attempts": result.attempts,
+            }
+        )
+        if not result.ok:
+            span.set_status(trace.Status(trace.StatusCode.ERROR, outcome))
+        return result
+
+
 async def run_judge(
     client: ChatClient,
     rubric: Rubric,
@@ -104,7 +146,7 @@ async def run_judge(
         use_cache=use_cache,
     )
     phash = prompt_hash(messages, schema, target.params)
-    result = await client.complete(request)
+    result = await _traced_call(client, request, rubric.id, "judge")
     calls = [_record(result, target, phash, "judge")]
     if not result.ok:
         reason = str(result.failure)
@@ -112,17 +154,18 @@ async def run_judge(
         return JudgeOutcome(
             target.model, None, {}, {d.id: Abstention(reason, detail) for d in dimensions}, calls
         )
-    parsed = parse_judgment(result.content, dimensions, participants)
-    ratings = dict(parsed.ratings)
-    problems = dict(parsed.problems)
+    problems, ratings = _problems(result, dimensions, participants)
+    cut = set(problems) if result.truncated else set()
     resolved = _resolved(result)
     if problems:
         repair_messages = [
             *messages,
-            {"role": "assistant", "content": result.content or ""},
+            # an empty assistant turn is refused by some providers (Anthropic)
+            {"role": "assistant", "content": result.content or "(no answer)"},
             repair_message(problems),
         ]
-        repair = await client.complete(
+        repair = await _traced_call(
+            client,
             ChatRequest(
                 model=target.model,
                 messages=repair_messages,
@@ -132,21 +175,43 @@ async def run_judge(
                 api_key=target.api_key,
                 timeout_s=target.timeout_s,
                 use_cache=use_cache,
-            )
+            ),
+            rubric.id,
+            "repair",
         )
         calls.append(
             _record(repair, target, prompt_hash(repair_messages, schema, target.params), "repair")
         )
         if repair.ok:
             resolved = _resolved(repair) or resolved
-            second = parse_judgment(repair.content, dimensions, participants)
+            second, second_ratings = _problems(repair, dimensions, participants)
             for dim_id in list(problems):
-                if dim_id in second.ratings:
-                    ratings[dim_id] = second.ratings[dim_id]
+                if dim_id in second_ratings:
+                    ratings[dim_id] = second_ratings[dim_id]
                     del problems[dim_id]
+                    cut.discard(dim_id)
                 else:
-                    problems[dim_id] = (
-                        f"{problems[dim_id]}; after repair: {second.problems[dim_id]}"
-                    )
-    abstentions = {dim_id: Abstention("parse_failure", why) for dim_id, why in problems.items()}
+                    problems[dim_id] = f"{problems[dim_id]}; after repair: {second[dim_id]}"
+                    if repair.truncated:
+                        cut.add(dim_id)
+                    else:
+                        cut.discard(dim_id)
+    abstentions = {
+        dim_id: Abstention("truncated" if dim_id in cut else "unparseable", why)
+        for dim_id, why in problems.items()
+    }
     return JudgeOutcome(target.model, resolved, ratings, abstentions, calls)
+
+
+def _problems(
+    result: ChatResult, dimensions: list[Dimension], participants: tuple[str, ...]
+) -> tuple[dict[str, str], dict[str, ParsedRating]]:
+    """Per-dimension problems and valid ratings of a reply that arrived."""
+    parsed = parse_judgment(result.content, dimensions, participants)
+    problems = dict(parsed.problems)
+    if result.truncated:
+        problems = {d: f"reply cut at the token limit ({why})" for d, why in problems.items()}
+    elif result.tool_calls and not (result.content or "").strip():
+        called = ", ".join(result.tool_calls)
+        problems = dict.fromkeys(problems, f"reply called tool {called} instead of answering")
+    return problems, dict(parsed.ratings)

@@ -19,7 +19,7 @@ from judge.domain.result import (
     ScoreResult,
     Usage,
 )
-from judge.domain.rubric import Dimension, Rubric
+from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric
 from judge.domain.setting import check_item_fits
 from judge.errors import JudgeMisconfigured
 from judge.llm.client import CONFIGURATION_FAILURES, ChatClient
@@ -37,7 +37,8 @@ class Panel:
     judges: tuple[JudgeTarget, ...]
     quorum: int | None = None
     per_dimension_calls: bool = False
-    simulated: bool = False
+    simulated: bool = False  # every judge is a simulator persona
+    includes_simulator: bool = False  # at least one judge is a simulator persona
 
     def signature(self) -> str:
         """Identifies the panel's composition (models and parameters) for calibration lookups."""
@@ -120,9 +121,12 @@ async def score_item(
     client: ChatClient,
     calibrations: Mapping[str, Calibration] | None = None,
     use_cache: bool = True,
+    policy: ReliabilityPolicy | None = None,
 ) -> ScoreResult:
-    """Score ``item``; ``calibrations`` maps dimension id to this panel's calibration, if any."""
+    """Score ``item``; ``calibrations`` maps dimension id to this panel's calibration, if any;
+    ``policy`` overrides the rubric's reliability policy (e.g. with the settings' defaults)."""
     check_item_fits(item, rubric)
+    policy = policy or rubric.reliability
     started = time.perf_counter()
     outcomes = await asyncio.gather(
         *(
@@ -131,7 +135,7 @@ async def score_item(
         )
     )
     _stop_if_misconfigured(outcomes)
-    quorum = panel.quorum or rubric.reliability.quorum
+    quorum = panel.quorum or policy.quorum
     participants = tuple(p.id for p in item.clients)
     input_flags = [INSTRUCTIONS_FLAG] if contains_instructions(item) else []
     dims: dict[str, DimensionResult] = {}
@@ -160,13 +164,13 @@ async def score_item(
                         detail=why.detail,
                     )
                 )
-        agg = aggregate(dim, valid, rubric.reliability.tolerance, participants)
+        agg = aggregate(dim, valid, policy.tolerance, participants)
         enough = len(valid) >= quorum
         extra = tuple(input_flags)
         if dim.scale.type == "free_text":
             extra += ("free_text_not_aggregated",)
         flag = reliability_flag(
-            policy=rubric.reliability,
+            policy=policy,
             prior=dim.prior,
             calibration=(calibrations or {}).get(dim.id),
             valid_judges=len(valid),

@@ -1,11 +1,18 @@
-"""Calibration runs: the latest completed run of a panel on a rubric version feeds the flags."""
+"""Which calibration run feeds the flags of a rubric and panel (DESIGN.md section 2).
+
+Runs match on the rubric's *content hash* (not its version string) and the panel's signature
+(models and parameters). Per dimension, the applicable run is the latest completed one whose
+effective n reaches the policy's ``min_items``; a later, smaller run is stored and reported
+but does not displace it. Only when no run has enough items does the latest run apply (its
+flags then say ``insufficient_calibration``).
+"""
 
 from __future__ import annotations
 
 import json
 import time
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import select
 from sqlmodel import col
@@ -16,60 +23,101 @@ from judge.persistence.database import Database
 from judge.persistence.tables import CalibrationRun
 
 COMPLETED = "completed"
+_PAGE = 25
 
 
 class _Panel(Protocol):
     def signature(self) -> str: ...
 
 
-async def latest_run(
-    database: Database, *, rubric_id: str, rubric_version: str, panel_signature: str
-) -> CalibrationRun | None:
+def calibration_of(run_id: str, values: Mapping[str, Any], simulated: bool) -> Calibration:
+    """One dimension's entry of a run's ``dimensions_json`` as a :class:`Calibration`."""
+    ci = values.get("ci95")
+    return Calibration(
+        run_id=run_id,
+        judge_kappa=values.get("judge_kappa"),
+        expert_kappa=values.get("expert_kappa"),
+        n=int(values.get("n") or 0),
+        ci95=(ci[0], ci[1]) if isinstance(ci, list) and len(ci) == 2 else None,
+        coverage=values.get("coverage"),
+        expert_n=int(values.get("expert_n") or 0),
+        n_experts=int(values.get("n_experts") or 0),
+        simulated=simulated,
+        metric=values.get("metric"),
+    )
+
+
+async def applicable_calibrations(
+    database: Database,
+    *,
+    rubric_hash: str,
+    panel_signature: str,
+    min_items: int,
+    dimensions: frozenset[str],
+) -> dict[str, Calibration]:
+    """Per dimension: the latest run with n >= ``min_items``, else the latest run at all.
+
+    Reads runs newest first, a page at a time, and stops once every dimension in
+    ``dimensions`` has a run with enough items.
+    """
+    latest: dict[str, Calibration] = {}
+    enough: dict[str, Calibration] = {}
+    offset = 0
     async with database.session() as session:
-        rows = await session.execute(
-            select(CalibrationRun)
-            .where(
-                col(CalibrationRun.rubric_id) == rubric_id,
-                col(CalibrationRun.rubric_version) == rubric_version,
-                col(CalibrationRun.status) == COMPLETED,
-                col(CalibrationRun.panel_signature) == panel_signature,
+        while True:
+            rows = await session.execute(
+                select(
+                    col(CalibrationRun.id),
+                    col(CalibrationRun.dimensions_json),
+                    col(CalibrationRun.simulated),
+                )
+                .where(
+                    col(CalibrationRun.rubric_hash) == rubric_hash,
+                    col(CalibrationRun.status) == COMPLETED,
+                    col(CalibrationRun.panel_signature) == panel_signature,
+                )
+                .order_by(col(CalibrationRun.finished_at).desc(), col(CalibrationRun.id))
+                .offset(offset)
+                .limit(_PAGE)
             )
-            .order_by(col(CalibrationRun.finished_at).desc())
-            .limit(1)
-        )
-        return rows.scalars().first()
-
-
-def calibrations_of(run: CalibrationRun) -> dict[str, Calibration]:
-    per_dim: dict[str, dict[str, float | None]] = json.loads(run.dimensions_json)
-    return {
-        dim: Calibration(
-            run_id=run.id, judge_kappa=v.get("judge_kappa"), expert_kappa=v.get("expert_kappa")
-        )
-        for dim, v in per_dim.items()
-    }
+            page = rows.all()
+            for run_id, dimensions_json, simulated in page:
+                for dim, values in json.loads(dimensions_json).items():
+                    found = calibration_of(run_id, values, bool(simulated))
+                    latest.setdefault(dim, found)
+                    if found.n >= min_items:
+                        enough.setdefault(dim, found)
+            if len(page) < _PAGE or dimensions <= enough.keys():
+                break
+            offset += _PAGE
+    return latest | enough
 
 
 class SqlCalibrations:
-    """Looks up the latest matching run, remembering answers for a few seconds."""
+    """Looks up the applicable runs, remembering answers for a few seconds."""
 
     def __init__(self, database: Database, *, ttl_s: float = 5.0) -> None:
         self._db = database
         self._ttl = ttl_s
-        self._memo: dict[tuple[str, str, str], tuple[float, dict[str, Calibration]]] = {}
+        self._memo: dict[tuple[str, str, int], tuple[float, dict[str, Calibration]]] = {}
 
     def forget(self) -> None:
         self._memo.clear()
 
-    async def latest(self, rubric: Rubric, panel: _Panel) -> Mapping[str, Calibration]:
-        key = (rubric.id, rubric.version, panel.signature())
+    async def latest(
+        self, rubric: Rubric, panel: _Panel, min_items: int
+    ) -> Mapping[str, Calibration]:
+        key = (rubric.content_hash, panel.signature(), min_items)
         hit = self._memo.get(key)
         now = time.monotonic()
         if hit is not None and now - hit[0] < self._ttl:
             return hit[1]
-        run = await latest_run(
-            self._db, rubric_id=rubric.id, rubric_version=rubric.version, panel_signature=key[2]
+        found = await applicable_calibrations(
+            self._db,
+            rubric_hash=key[0],
+            panel_signature=key[1],
+            min_items=min_items,
+            dimensions=frozenset(d.id for d in rubric.dimensions if d.scale.type != "free_text"),
         )
-        found = calibrations_of(run) if run is not None else {}
         self._memo[key] = (now, found)
         return found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import Column, DateTime, Index, Text
+from sqlalchemy import Boolean, Column, DateTime, Index, Text, false
 from sqlmodel import Field, SQLModel
 
 
@@ -132,11 +132,15 @@ class Canary(SQLModel, table=True):
 
 
 class CalibrationRun(SQLModel, table=True):
-    """A panel scored on expert-labelled items; ``dimensions_json`` holds, per dimension, the
-    agreement that reliability flags use (expert_kappa, judge_kappa), ``report_json`` the rest."""
+    """A panel scored on expert-labelled items; ``dimensions_json`` holds, per dimension, what
+    reliability flags use (agreements, n, CI, coverage), ``report_json`` the rest. ``simulated``
+    marks a run whose panel had a simulator persona."""
 
     __tablename__ = "calibration_runs"
-    __table_args__ = (Index("ix_calibration_lookup", "rubric_id", "rubric_version", "status"),)
+    __table_args__ = (
+        Index("ix_calibration_lookup", "rubric_id", "rubric_version", "status"),
+        Index("ix_calibration_hash", "rubric_hash", "status"),
+    )
 
     id: str = Field(primary_key=True, max_length=32)
     rubric_id: str = Field(max_length=100)
@@ -149,6 +153,9 @@ class CalibrationRun(SQLModel, table=True):
     batch_id: str | None = Field(default=None, foreign_key="batches.id", max_length=32)
     canary_id: str | None = Field(default=None, foreign_key="canaries.id", max_length=32)
     n_items: int = 0
+    simulated: bool = Field(
+        default=False, sa_column=Column(Boolean, nullable=False, server_default=false())
+    )
     labels_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     dimensions_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))
     report_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))

@@ -8,6 +8,7 @@ its edge cases (NaN where a statistic is undefined).
 from __future__ import annotations
 
 from judge.reliability._aggregate import median_rater
+from judge.reliability._agreement_ac1 import gwet_ac1
 from judge.reliability._alpha import krippendorff_alpha
 from judge.reliability._bootstrap import bootstrap_ci
 from judge.reliability._classification import (
@@ -29,6 +30,8 @@ from judge.reliability._kappa import (
 )
 from judge.reliability._kappa_bootstrap import bootstrap_kappa_ci
 from judge.reliability._missing import is_missing
+from judge.reliability._resample import bootstrap_ratio_ci
+from judge.reliability._scale_kappa import scale_grid, scale_kappa, scale_kappa_result
 
 __all__ = [
     "PRF",
@@ -37,9 +40,11 @@ __all__ = [
     "binary_prf",
     "bootstrap_ci",
     "bootstrap_kappa_ci",
+    "bootstrap_ratio_ci",
     "cohens_kappa",
     "contingency_table",
     "fleiss_kappa",
+    "gwet_ac1",
     "is_missing",
     "kappa_from_table",
     "kappa_result",
@@ -48,5 +53,8 @@ __all__ = [
     "median_rater",
     "mrr",
     "recall_at_1",
+    "scale_grid",
+    "scale_kappa",
+    "scale_kappa_result",
     "weighted_kappa",
 ]

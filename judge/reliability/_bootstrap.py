@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
 
 from judge.reliability._missing import check_same_length
+from judge.reliability._resample import group_codes, n_groups
 
 
 def bootstrap_ci(
@@ -17,8 +18,12 @@ def bootstrap_ci(
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    groups: Sequence[Hashable | None] | None = None,
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of ``statistic(*paired_sequences)``, resampling items.
+
+    With ``groups`` (one entry per item, None = a group of its own) whole groups are drawn
+    with replacement and keep all their items (cluster bootstrap).
 
     Each resample draws item indices with replacement (the same indices for every
     sequence, so pairs stay paired) and calls ``statistic`` on lists of the drawn items;
@@ -39,9 +44,17 @@ def bootstrap_ci(
     if n == 0:
         return math.nan, math.nan
     rng = np.random.default_rng(seed)
-    indices = rng.integers(0, n, size=(n_resamples, n))
+    if groups is None:
+        indices = rng.integers(0, n, size=(n_resamples, n)).tolist()
+    else:
+        codes = group_codes(n, groups)
+        members: list[list[int]] = [[] for _ in range(n_groups(codes))]
+        for i, code in enumerate(codes.tolist()):
+            members[code].append(i)
+        draws = rng.integers(0, len(members), size=(n_resamples, len(members))).tolist()
+        indices = [[i for g in row for i in members[g]] for row in draws]
     values: list[float] = []
-    for row in indices.tolist():
+    for row in indices:
         value = float(statistic(*([seq[i] for i in row] for seq in paired_sequences)))
         if math.isfinite(value):
             values.append(value)

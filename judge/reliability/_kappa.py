@@ -67,7 +67,8 @@ def _sqrt(var: float) -> float:
     return math.sqrt(var) if var >= 0 else _NAN
 
 
-def _undefined(n: int, n_categories: int, weights: Weights) -> KappaResult:
+def kappa_result_undefined(n: int, n_categories: int, weights: Weights) -> KappaResult:
+    """A result whose kappa (and every test statistic) is NaN: kappa is undefined."""
     return KappaResult(_NAN, n, n_categories, weights or "none", _NAN, _NAN, _NAN, _NAN, _NAN)
 
 
@@ -113,7 +114,7 @@ def kappa_from_table(table: FloatArray, weights: Weights = "quadratic") -> Kappa
     nobs = float(table.sum())
     n = round(nobs)
     if k < 2 or nobs < 2:
-        return _undefined(n, k, weights)
+        return kappa_result_undefined(n, k, weights)
     probs = table / nobs
     freq_row = table.sum(1) / nobs
     freq_col = table.sum(0) / nobs

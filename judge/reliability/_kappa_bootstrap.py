@@ -1,13 +1,13 @@
-"""A vectorised percentile bootstrap for Cohen's kappa (weighted or not).
+"""A vectorised percentile bootstrap for Cohen's kappa (weighted or not), items or clusters.
 
 :func:`bootstrap_ci` calls a statistic once per resample; for kappa that costs about a
 millisecond each, so a calibration report with thousands of resamples took seconds. Here
-all resample tables are built at once with ``bincount`` and kappa is computed for all of
-them in a few array operations.
+every resample's contingency table is one row of a matrix product (resample weights times
+the items' cells) and kappa is computed for all of them in a few array operations.
 
 One deliberate difference from re-running ``weighted_kappa`` per resample: the categories
-(and so the index-distance weights) are those of the full sample, not re-derived from each
-resample, so a resample that happens to miss a category is weighted on the same scale.
+(and so the weights) are those of the full sample or of the given scale, not re-derived from
+each resample, so a resample that happens to miss a category is weighted on the same scale.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from judge.reliability._kappa import Weights
-from judge.reliability._missing import as_number, label, paired
+from judge.reliability._missing import as_number, is_missing, label
+from judge.reliability._resample import group_codes, percentile_interval, resample_weights
+from judge.reliability._scale_kappa import scale_codes, scale_grid
 
 
 def _codes(
@@ -37,6 +39,15 @@ def _codes(
     return ca, cb, len(index)
 
 
+def _weight_matrix(k: int, weights: Weights) -> np.ndarray:
+    scores = np.arange(k, dtype=np.float64)
+    if weights is None:
+        return 1.0 - np.eye(k)
+    if weights == "linear":
+        return np.abs(scores[:, None] - scores) / (k - 1)
+    return (scores[:, None] - scores) ** 2 / (k - 1) ** 2
+
+
 def bootstrap_kappa_ci(
     a: Sequence[object],
     b: Sequence[object],
@@ -44,44 +55,48 @@ def bootstrap_kappa_ci(
     *,
     numeric: bool = True,
     scale: float = 100,
+    levels: Sequence[float] | None = None,
+    groups: Sequence[Hashable | None] | None = None,
     n_resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of kappa over items both raters rated.
 
-    ``numeric`` ratings are scaled and rounded like :func:`weighted_kappa`; otherwise labels
-    are categories (use ``weights=None`` for them). Resamples whose kappa is undefined (a
-    single category) are left out; (NaN, NaN) with fewer than 2 paired items or no finite
-    resample.
+    ``numeric`` ratings are scaled and rounded like :func:`weighted_kappa` (observed
+    categories), or, with ``levels``, placed on the scale's full grid like
+    :func:`scale_kappa`; otherwise labels are categories (use ``weights=None`` for them).
+    With ``groups`` (one entry per item; None = its own group) whole groups are resampled
+    (cluster bootstrap). Resamples whose kappa is undefined are left out; (NaN, NaN) with
+    fewer than 2 paired items or no finite resample.
     """
-    xa, xb = paired(a, b)
+    if len(a) != len(b) or (groups is not None and len(groups) != len(a)):
+        raise ValueError("a, b (and groups) must have the same length")
+    keep = [i for i in range(len(a)) if not is_missing(a[i]) and not is_missing(b[i])]
+    xa, xb = [a[i] for i in keep], [b[i] for i in keep]
     n = len(xa)
     if n < 2:
         return math.nan, math.nan
-    ca, cb, k = _codes(list(xa), list(xb), numeric, scale)
+    if numeric and levels is not None:
+        grid = scale_grid(levels, [*xa, *xb])
+        ca, cb, k = scale_codes(xa, grid), scale_codes(xb, grid), len(grid)
+    else:
+        ca, cb, k = _codes(list(xa), list(xb), numeric, scale)
     if k < 2:
         return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n, size=(n_resamples, n))
-    cells = (np.arange(n_resamples)[:, None] * k * k + ca[draws] * k + cb[draws]).ravel()
-    tables = np.bincount(cells, minlength=n_resamples * k * k).reshape(n_resamples, k, k) / n
-    rows, cols = tables.sum(axis=2), tables.sum(axis=1)
-    expected = rows[:, :, None] * cols[:, None, :]
-    scores = np.arange(k, dtype=np.float64)
-    if weights is None:
-        wmat = 1.0 - np.eye(k)
-    elif weights == "linear":
-        wmat = np.abs(scores[:, None] - scores) / (k - 1)
-    else:
-        wmat = (scores[:, None] - scores) ** 2 / (k - 1) ** 2
-    observed_dis = (tables * wmat).sum(axis=(1, 2))
-    expected_dis = (expected * wmat).sum(axis=(1, 2))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kappas = 1.0 - observed_dis / expected_dis
-    finite = kappas[np.isfinite(kappas)]
-    if finite.size == 0:
-        return math.nan, math.nan
-    tail = (1 - confidence) / 2
-    low, high = np.quantile(finite, [tail, 1 - tail])
-    return float(low), float(high)
+    codes = group_codes(n, None if groups is None else [groups[i] for i in keep])
+    cells = np.zeros((n, k * k), dtype=np.float64)
+    cells[np.arange(n), ca * k + cb] = 1.0
+    wmat = _weight_matrix(k, weights)
+    values = []
+    for resample in resample_weights(codes, n_resamples, seed):
+        counts = resample @ cells
+        total = counts.sum(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tables = (counts / total).reshape(-1, k, k)
+            rows, cols = tables.sum(axis=2), tables.sum(axis=1)
+            expected = rows[:, :, None] * cols[:, None, :]
+            observed_dis = (tables * wmat).sum(axis=(1, 2))
+            expected_dis = (expected * wmat).sum(axis=(1, 2))
+            values.append(1.0 - observed_dis / expected_dis)
+    return percentile_interval(np.concatenate(values), confidence)

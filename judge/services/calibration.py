@@ -22,7 +22,7 @@ from sqlalchemy import select, update
 from sqlmodel import col
 
 from judge import metrics
-from judge.domain.item import StoredId
+from judge.domain.item import SUPPORTER_ROLES, StoredId
 from judge.domain.rubric import RankedScale, Rubric
 from judge.domain.text_safety import json_problem, text_problem
 from judge.errors import ItemInvalid, JudgeError
@@ -97,7 +97,9 @@ def export_report(run: CalibrationRun, report: dict[str, Any]) -> None:
     """The latest kappa of every judge, the panel and the experts, as gauges."""
     for dim_id, dim in report["dimensions"].items():
         for rater in dim.get("raters", []):
-            metrics.set_calibration_kappa(run.rubric_id, dim_id, rater["rater"], rater["kappa"])
+            metrics.set_calibration_kappa(
+                run.rubric_id, dim_id, rater["rater"], rater.get("agreement")
+            )
         baseline = dim.get("expert_expert") or {}
         if baseline.get("median") is not None:
             metrics.set_calibration_kappa(run.rubric_id, dim_id, "experts", baseline["median"])
@@ -165,6 +167,7 @@ class CalibrationService:
             batch_id=batch.id,
             canary_id=canary_id,
             n_items=len(labelled),
+            simulated=panel.includes_simulator,
             labels_json=json.dumps([labels for _, labels in labelled], ensure_ascii=False),
         )
         jobs = [
@@ -246,7 +249,14 @@ class CalibrationService:
         panel = self.jobs.panel(run.panel_name)
         judges = [t.model for t in panel.judges]
         items = [_scored(job, labels[(job.position or 1) - 1]) for job in jobs]
-        report = calibration_report(rubric, items, judges, run.id)
+        report = calibration_report(
+            rubric,
+            items,
+            judges,
+            run.id,
+            policy=self.jobs.scorer.policy(rubric),
+            simulated=run.simulated,
+        )
         report["panel"] = {"name": run.panel_name, "judges": judges}
         report["label"] = run.label
         report["failed_items"] = progress.failed
@@ -304,6 +314,7 @@ class CalibrationService:
             "label": run.label,
             "rubric": {"id": run.rubric_id, "version": run.rubric_version, "hash": run.rubric_hash},
             "panel_name": run.panel_name,
+            "simulated": run.simulated,
             "n_items": run.n_items,
             "created_at": run.created_at.isoformat(),
             "report_url": f"/v1/calibrations/{run.id}/report",
@@ -326,6 +337,10 @@ class CalibrationService:
 def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
     judges: dict[str, dict[str, Any]] = {}
     aggregate: dict[str, Any] = {}
+    item = json.loads(job.item_json)
+    participants = tuple(
+        p["id"] for p in item.get("participants") or [] if not _supporter(p.get("role"))
+    )
     if job.status == repo.COMPLETED and job.result_json:
         result = json.loads(job.result_json)
         for dim_id, dim in result["dimensions"].items():
@@ -333,4 +348,15 @@ def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
             for judge in dim["judges"]:
                 if judge["status"] == "ok":
                     judges.setdefault(judge["model"], {})[dim_id] = judge["rating"]
-    return ScoredItem(labels=labels, judges=judges, aggregate=aggregate)
+    return ScoredItem(
+        labels=labels,
+        judges=judges,
+        aggregate=aggregate,
+        group=item.get("group"),
+        participants=participants,
+        given=item.get("given") or {},
+    )
+
+
+def _supporter(role: object) -> bool:
+    return isinstance(role, str) and role.lower() in SUPPORTER_ROLES

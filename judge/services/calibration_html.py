@@ -1,6 +1,7 @@
 """A self-contained HTML page for a calibration report: a heatmap of agreement per dimension
-and rater (experts' own baseline, each judge, the panel) with the high-agreement line marked,
-and the numbers in a table. Plain HTML and inline SVG: no scripts, no external assets."""
+and rater (experts' own baseline, each expert against the others, each judge, the panel) with
+the high-agreement line marked, the numbers in a table, and per dimension the baselines and a
+confusion matrix per rater. Plain HTML and inline SVG: no scripts, no external assets."""
 
 from __future__ import annotations
 
@@ -33,14 +34,15 @@ def _fmt(value: Any, digits: int = 2) -> str:
 
 
 def _columns(report: dict[str, Any]) -> list[str]:
-    return ["experts (median pair)", *report["judges"], "panel"]
+    return ["experts (median pair)", "expert vs others", *report["judges"], "panel"]
 
 
 def _cells(dim: dict[str, Any]) -> list[float | None]:
     baseline = dim.get("expert_expert") or {}
-    by_rater = {r["rater"]: r["kappa"] for r in dim.get("raters", [])}
+    by_rater = {r["rater"]: r.get("agreement") for r in dim.get("raters", [])}
     return [
         baseline.get("median"),
+        baseline.get("leave_one_out_median"),
         *(by_rater.get(j) for j in dim.get("_judges", [])),
         by_rater.get("panel"),
     ]
@@ -104,55 +106,176 @@ def heatmap_svg(report: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+_RATES = ("accuracy", "f1", "recall_at_1", "mrr", "chance_corrected_recall_at_1")
+
+
+def _rates(r: dict[str, Any]) -> str:
+    parts = []
+    for k in _RATES:
+        if k not in r:
+            continue
+        ci = r.get(f"{k}_ci95") or [None, None]
+        miss = r.get(f"{k}_abstain_as_miss")
+        parts.append(
+            f"{k} {_fmt(r[k], 3)} [{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]"
+            + (
+                f" / {_fmt(miss, 3)} with abstentions as misses"
+                if f"{k}_abstain_as_miss" in r
+                else ""
+            )
+        )
+    if "precision" in r:
+        parts.append(f"precision {_fmt(r['precision'], 3)}, recall {_fmt(r['recall'], 3)}")
+    return "; ".join(parts)
+
+
+def _bias(r: dict[str, Any]) -> str:
+    return ", ".join(
+        f"{e} {value:+.3f}"
+        for e, value in (r.get("bias_vs_experts") or {}).items()
+        if value is not None
+    )
+
+
 def _table(report: dict[str, Any]) -> str:
     rows = []
     for dim_id, dim in report["dimensions"].items():
         flag = dim.get("flag") or {}
-        baseline = dim.get("expert_expert") or {}
         for r in dim.get("raters", []):
-            extra = ", ".join(
-                f"{k} {_fmt(r[k], 3)}"
-                for k in ("accuracy", "precision", "recall", "f1", "recall_at_1", "mrr")
-                if k in r
-            )
             ci = r.get("ci95") or [None, None]
             is_panel = r["rater"] == "panel"
             reasons = ", ".join(flag.get("reasons", [])) if is_panel else ""
             rows.append(
                 "<tr>"
                 f"<td>{escape(dim_id)}</td><td>{escape(str(dim.get('metric')))}</td>"
-                f"<td>{_fmt(baseline.get('median'), 3)}</td><td>{escape(r['rater'])}</td>"
-                f"<td>{_fmt(r['kappa'], 3)}</td><td>[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]</td>"
-                f"<td>{r['n']}</td><td>{r['abstained']}</td><td>{_fmt(r.get('alpha'), 3)}</td>"
-                f"<td>{escape(extra)}</td>"
-                f"<td>{escape(flag.get('level', '')) if r['rater'] == 'panel' else ''}</td>"
+                f"<td>{_fmt(flag.get('expert_kappa'), 3)}</td><td>{escape(r['rater'])}</td>"
+                f"<td>{_fmt(r.get('agreement'), 3)}</td>"
+                f"<td>[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]</td>"
+                f"<td>{r['n']}</td><td>{r['abstained']}</td><td>{_fmt(r.get('coverage'), 3)}</td>"
+                f"<td>{_fmt(r.get('ac1'), 3)}</td><td>{_fmt(r.get('alpha'), 3)}</td>"
+                f"<td>{escape(_rates(r))}</td><td>{escape(_bias(r))}</td>"
+                f"<td>{escape(flag.get('level', '')) if is_panel else ''}</td>"
                 f"<td>{escape(reasons)}</td>"
                 "</tr>"
             )
     head = (
-        "<tr><th>dimension</th><th>metric</th><th>experts κ</th><th>rater</th><th>κ vs experts</th>"
-        "<th>95% CI</th><th>n</th><th>abstained</th><th>α</th><th>other</th><th>flag</th>"
-        "<th>reasons</th></tr>"
+        "<tr><th>dimension</th><th>metric</th><th>experts κ</th><th>rater</th>"
+        "<th>agreement vs experts</th><th>95% CI</th><th>n</th><th>abstained</th>"
+        "<th>coverage</th><th>AC1</th><th>α</th><th>rates (answered, 95% CI / abstentions as "
+        "misses)</th><th>bias vs each expert</th><th>flag</th><th>reasons</th></tr>"
     )
     return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _confusion(rater: str, matrix: dict[str, Any]) -> str:
+    labels = [escape(str(v)) for v in matrix["labels"]]
+    head = "".join(f"<th>{v}</th>" for v in labels)
+    body = "".join(
+        f"<tr><th>{labels[i]}</th>"
+        + "".join(f"<td>{c}</td>" for c in row)
+        + f"<td>{matrix['abstained'][i]}</td></tr>"
+        for i, row in enumerate(matrix["matrix"])
+    )
+    return (
+        f"<table class='cm'><caption>{escape(rater)}: experts' consensus (rows) × rater "
+        f"(columns)</caption><tr><th></th>{head}<th>abstained</th></tr>{body}</table>"
+    )
+
+
+def _details(dim_id: str, dim: dict[str, Any]) -> str:
+    parts = [f"<h3>{escape(dim_id)}</h3>"]
+    prevalence, baseline = dim.get("prevalence"), dim.get("majority_baseline")
+    if prevalence and baseline:
+        extra = ", ".join(
+            f"{k} {_fmt(baseline[k], 3)}" for k in ("f1", "recall_at_1", "mrr") if k in baseline
+        )
+        parts.append(
+            f"<p>Most frequent consensus label {escape(str(prevalence['label']))}: "
+            f"{_fmt(prevalence['share'], 3)} of {prevalence['n']} items. Always answering it "
+            f"scores accuracy {_fmt(baseline['accuracy'], 3)}"
+            f"{', ' + escape(extra) if extra else ''}.</p>"
+        )
+    used = dim.get("expert_baseline_used") or {}
+    if used:
+        parts.append(
+            f"<p>Expert agreement used by the flag: {escape(str(used.get('source')))} "
+            f"({escape(str(used.get('why')))}).</p>"
+        )
+    experts = dim.get("expert_expert") or {}
+    if experts.get("leave_one_out"):
+        loo = ", ".join(
+            f"{escape(x['expert'])} {_fmt(x['kappa'], 3)} (n={x['n']})"
+            for x in experts["leave_one_out"]
+        )
+        parts.append(f"<p>Each expert against the consensus of the others: {loo}.</p>")
+    bias = dim.get("consensus_bias_vs_experts") or {}
+    if any(v is not None for v in bias.values()):
+        text = ", ".join(f"{escape(e)} {v:+.3f}" for e, v in bias.items() if v is not None)
+        parts.append(f"<p>Bias of the consensus against each expert: {text}.</p>")
+    balanced = dim.get("balanced")
+    if balanced:
+        rows = "".join(
+            f"<tr><td>{escape(name)}</td><td>{_fmt(b['accuracy'], 3)}</td>"
+            f"<td>{_fmt(b['f1'], 3)} [{_fmt(b['f1_ci95'][0], 3)}, {_fmt(b['f1_ci95'][1], 3)}]</td>"
+            f"<td>{_fmt(b['always_yes']['accuracy'], 3)}</td>"
+            f"<td>{_fmt(b['always_yes']['f1'], 3)}</td>"
+            f"<td>{b['n']}</td></tr>"
+            for name, b in balanced["raters"].items()
+            if b
+        )
+        parts.append(
+            f"<p>Natural prevalence of yes: {_fmt(balanced['natural_prevalence_yes'], 3)} "
+            f"(always-yes there: accuracy {_fmt(balanced['always_yes_natural']['accuracy'], 3)}, "
+            f"F1 {_fmt(balanced['always_yes_natural']['f1'], 3)}). "
+            "On yes/no-balanced resamples (per group, as RESCUE-BENCH):</p>"
+            "<table><tr><th>rater</th><th>accuracy</th><th>F1 (95% CI)</th>"
+            f"<th>always-yes accuracy</th><th>always-yes F1</th><th>n</th></tr>{rows}</table>"
+        )
+    given = dim.get("given")
+    if given:
+        panel = next(r for r in given["raters"] if r["rater"] == "panel")
+        parts.append(
+            f"<p>Given {escape(', '.join(given['told']))} (the benchmark's setting; the flag "
+            f"uses the end-to-end figures above): panel n={panel['n']}, "
+            f"{escape(_rates(panel))}.</p>"
+        )
+    parts += [_confusion(r["rater"], r["confusion"]) for r in dim["raters"] if r.get("confusion")]
+    return "".join(parts)
 
 
 def render_report_html(report: dict[str, Any]) -> str:
     rubric = report["rubric"]
     title = f"Calibration {report['run_id']}: {rubric['id']} v{rubric['version']}"
+    simulated = (
+        "<p class='sim'>SIMULATED JUDGES: a simulator persona was on this panel; these numbers "
+        "describe the simulator, not a real model.</p>"
+        if report.get("simulated")
+        else ""
+    )
+    details = "".join(
+        _details(dim_id, dim) for dim_id, dim in report["dimensions"].items() if dim.get("raters")
+    )
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"
         f"<title>{escape(title)}</title><style>"
         "body{font-family:sans-serif;margin:24px;color:#111}"
-        "table{border-collapse:collapse;font-size:13px}"
+        "table{border-collapse:collapse;font-size:13px;margin:6px 0}"
         "td,th{border:1px solid #ccc;padding:3px 6px;text-align:left}"
+        "table.cm{display:inline-table;margin-right:12px;vertical-align:top}"
+        ".sim{background:#fee2e2;border:1px solid #b91c1c;padding:6px;font-weight:bold}"
         "</style></head><body>"
-        f"<h1>{escape(title)}</h1>"
+        f"<h1>{escape(title)}</h1>{simulated}"
         f"<p>Panel {escape(str(report.get('panel', {}).get('name', '')))}: "
         f"{escape(', '.join(report['judges']))}. {report['n_items']} items, experts "
         f"{escape(', '.join(report['experts']))}. Agreement with the experts' consensus "
-        f"(median for ordinal scales); the line κ = {report['threshold']:.2f} is the median "
-        "expert-expert weighted kappa of Kumar et al.; below the floor "
-        f"κ = {report['floor']:.2f} a dimension is not reliably measurable.</p>"
-        f"{heatmap_svg(report)}<h2>Numbers</h2>{_table(report)}</body></html>"
+        f"(median for ordinal scales, quadratic weights over every level of the scale); the "
+        f"line κ = {report['threshold']:.2f} is the median expert-expert weighted kappa of "
+        f"Kumar et al.; below the floor κ = {report['floor']:.2f} a dimension is not reliably "
+        f"measurable. A dimension can be trusted only with at least "
+        f"{report.get('min_items')} items, a CI lower bound at or above the floor and a "
+        f"coverage of at least {report.get('min_coverage')}. CIs: percentile bootstrap, "
+        f"{report.get('resamples')} resamples"
+        f"{' of ' + str(report['groups']) + ' groups' if report.get('groups') else ''}.</p>"
+        f"{heatmap_svg(report)}<h2>Numbers</h2>{_table(report)}<h2>Per dimension</h2>"
+        f"{details}</body></html>"
     )

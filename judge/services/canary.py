@@ -51,10 +51,11 @@ def compare_reports(current: dict[str, Any], baseline: dict[str, Any]) -> dict[s
             before = base.get(rater["rater"])
             if before is None:
                 continue
+            now, then = rater.get("agreement"), before.get("agreement", before.get("kappa"))
             per_rater[rater["rater"]] = {
-                "kappa": rater["kappa"],
-                "baseline_kappa": before["kappa"],
-                "kappa_delta": _delta(rater["kappa"], before["kappa"]),
+                "kappa": now,
+                "baseline_kappa": then,
+                "kappa_delta": _delta(now, then),
                 "mean_shift": _delta(rater.get("mean_normalised"), before.get("mean_normalised")),
                 "abstention_delta": _delta(_abstention_rate(rater), _abstention_rate(before)),
             }
@@ -202,12 +203,16 @@ def _run_summary(run: CalibrationRun) -> dict[str, Any]:
         "label": run.label,
         "panel_name": run.panel_name,
         "rubric_version": run.rubric_version,
+        "simulated": run.simulated,
         "created_at": run.created_at.isoformat(),
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "dimensions": {
             dim_id: {
                 "flag": (dim.get("flag") or {}).get("level"),
-                "kappa": {r["rater"]: r["kappa"] for r in dim.get("raters", [])},
+                "metric": dim.get("metric"),
+                "kappa": {
+                    r["rater"]: r.get("agreement", r["kappa"]) for r in dim.get("raters", [])
+                },
             }
             for dim_id, dim in report.get("dimensions", {}).items()
             if dim.get("raters")

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
 
+from opentelemetry import trace
+
 from judge import metrics
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import Rubric
@@ -30,6 +32,7 @@ from judge.rubrics import RubricRegistry
 from judge.services.panels import panel_spec, resolve_panel
 from judge.services.scoring import Scorer, validate_for_rubric
 from judge.settings import Settings
+from judge.tracing import tracer
 
 log = logging.getLogger(__name__)
 
@@ -181,6 +184,10 @@ class JobService:
     # -- run ---------------------------------------------------------------------------------
     async def run_job(self, job_id: str) -> bool:
         """Score one job if it can be claimed. Returns True when this call finished it."""
+        with tracer().start_as_current_span("judge.job", attributes={"judge.job_id": job_id}):
+            return await self._run_job(job_id)
+
+    async def _run_job(self, job_id: str) -> bool:
         lease = self.settings.worker.lease_s
         async with self.database.session() as session:
             if not await repo.claim_job(session, job_id, lease_s=lease):
@@ -188,6 +195,9 @@ class JobService:
             job = await repo.get_job(session, job_id)
         if job is None:
             return False
+        trace.get_current_span().set_attributes(
+            {"judge.rubric": job.rubric_id, "judge.panel": job.panel_name}
+        )
         try:
             rubric = self.rubric(job.rubric_id, job.rubric_version)
             if rubric.content_hash != job.rubric_hash:

@@ -56,7 +56,8 @@ def resolve_panel(
         if judge.simulated:
             if simulator_url is None:
                 raise ConfigError(f"panel {name!r} uses the simulator, but it is not running")
-            api_base, api_key = simulator_url, SecretStr(SIMULATOR_API_KEY)
+            api_base = simulator_api_base(judge.model, simulator_url)
+            api_key = SecretStr(SIMULATOR_API_KEY)
         else:
             api_base, api_key = judge.api_base or settings.llm.api_base, settings.api_key_for(judge)
         targets.append(
@@ -74,7 +75,22 @@ def resolve_panel(
         quorum=spec.quorum,
         per_dimension_calls=spec.per_dimension_calls,
         simulated=all(j.simulated for j in spec.judges),
+        includes_simulator=any(j.simulated for j in spec.judges),
     )
+
+
+def simulator_api_base(model: str, simulator_url: str) -> str:
+    """The simulator's address as ``model``'s LiteLLM adapter expects it, like the provider's
+    own base URL: LiteLLM appends ``/v1/messages`` to an Anthropic base and
+    ``/models/M:generateContent`` to a Gemini one; ``simulator_url`` is the OpenAI-style
+    ``…/v1`` (what ``openai/...`` and OpenAI-compatible providers take)."""
+    root = simulator_url.rstrip("/").removesuffix("/v1")
+    provider = model.split("/", 1)[0] if "/" in model else ""
+    if provider == "anthropic":
+        return root
+    if provider == "gemini":
+        return f"{root}/v1beta"
+    return simulator_url
 
 
 def credential_problems(

@@ -29,6 +29,12 @@ Checkpoint convention (row ``c`` is the checkpoint, row ``c+1`` the next row):
 - ``focus_emotion`` and ``focus_intensity`` (ER): at a client row, the ``internal_emotion`` entry
   of the row's own speaker (its ``emotion_description`` and ``intensity``) when present.
 
+Every item's ``group`` is its session (``sample_id``): checkpoints of one session are not
+independent, so calibration CIs resample sessions. A checkpoint labelled with both a support
+target and a strategy also gives a second item (id suffix ``#given-target``) whose judges are
+told the gold target (``given``) and asked for the strategy, as the benchmark's SSP task does;
+the report evaluates it apart from the end-to-end items.
+
 Participants: the session's ``participants`` as ``client``s (ids are the names, whitespace
 replaced by ``_``), then any other non-therapist speaker in order of appearance, plus
 ``therapist``. A checkpoint with no label at all gives no item.
@@ -48,6 +54,7 @@ from judge.domain.rubric import NominalScale, RankedScale, Rubric
 from judge.errors import JudgeError
 
 EXPERT = "rescue-bench"
+GIVEN_TARGET_SUFFIX = "#given-target"
 THERAPIST_ID = "therapist"
 _THERAPIST_NAMES = frozenset({"therapist"})
 _GROUP_LABELS = {"couple": "Couple", "family": "Family"}
@@ -144,6 +151,7 @@ class RescueItems:
     items: list[dict[str, Any]] = field(default_factory=list)
     labels: Counter[str] = field(default_factory=Counter)
     skipped: Counter[str] = field(default_factory=Counter)
+    given: int = 0  # support-strategy items asked with the gold target given
 
 
 def _label_ids(rubric: Rubric, dim_id: str) -> frozenset[str]:
@@ -243,23 +251,31 @@ def session_items(session: dict[str, Any], rubric: Rubric, out: RescueItems) -> 
             continue
         out.labels.update(labels.keys())
         item_id = f"{sample_id}#{row.get('row_index', c + 1)}"
-        out.items.append(
-            {
-                "id": item_id,
-                "item": {
-                    "id": item_id,
-                    "participants": participants,
-                    "turns": turns[: c + 1],
-                    "focus": c,
-                    "metadata": {
-                        "sample_id": sample_id,
-                        "row_index": row.get("row_index", c + 1),
-                        "scenario": scenario,
-                    },
-                },
-                "labels": {EXPERT: labels},
-            }
-        )
+        item = {
+            "id": item_id,
+            "participants": participants,
+            "turns": turns[: c + 1],
+            "focus": c,
+            "group": sample_id,
+            "metadata": {
+                "sample_id": sample_id,
+                "row_index": row.get("row_index", c + 1),
+                "scenario": scenario,
+            },
+        }
+        out.items.append({"id": item_id, "item": item, "labels": {EXPERT: labels}})
+        if "support_target" in labels and "support_strategy" in labels:
+            # SSP as the benchmark asks it: the judge is told the gold target
+            given_id = f"{item_id}{GIVEN_TARGET_SUFFIX}"
+            out.given += 1
+            out.items.append(
+                {
+                    "id": given_id,
+                    "item": item
+                    | {"id": given_id, "given": {"support_target": labels["support_target"]}},
+                    "labels": {EXPERT: {"support_strategy": labels["support_strategy"]}},
+                }
+            )
 
 
 def rescue_items(sessions: Sequence[dict[str, Any]], rubric: Rubric) -> RescueItems:

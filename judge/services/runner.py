@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import Sequence
 
@@ -69,12 +70,14 @@ class InProcessRunner:
         self._jobs = jobs
         self._waiter = waiter
         self._concurrency = concurrency
-        self._queue: asyncio.Queue[str] = asyncio.Queue()
+        #: job ids with the context of their dispatch (an HTTP request's trace, when tracing)
+        self._queue: asyncio.Queue[tuple[str, contextvars.Context | None]] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
 
     async def dispatch(self, job_ids: Sequence[str]) -> None:
-        for job_id in job_ids:
-            self._queue.put_nowait(job_id)
+        context = contextvars.copy_context()
+        for job_id in job_ids:  # a copy each: a job's spans must not become another's parent
+            self._queue.put_nowait((job_id, context.copy()))
 
     async def start(self) -> None:
         self._tasks = [asyncio.create_task(self._work()) for _ in range(self._concurrency)]
@@ -96,9 +99,10 @@ class InProcessRunner:
 
     async def _work(self) -> None:
         while True:
-            job_id = await self._queue.get()
+            job_id, context = await self._queue.get()
             try:
-                await self._jobs.run_job(job_id)
+                # in the dispatcher's context, so the job's spans join the request's trace
+                await asyncio.create_task(self._jobs.run_job(job_id), context=context)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -123,7 +127,7 @@ class InProcessRunner:
             attempts = 1
         delay = min(60.0, 2.0**attempts)
         log.warning("job %s raised %r; retrying in %.0fs", job_id, exc, delay)
-        asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, job_id)
+        asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, (job_id, None))
 
     async def _sweep(self) -> None:
         interval = self._jobs.settings.worker.sweep_interval_s

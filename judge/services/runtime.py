@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from judge.errors import JudgeError
+from pydantic import ValidationError
+
+from judge.errors import ConfigError, JudgeError
 from judge.llm.cache import CachingClient
 from judge.llm.client import ChatClient, ChatRequest, ChatResult
 from judge.llm.limits import LimitedClient, ModelLimiter
@@ -74,6 +76,18 @@ class _NoLLMClient:
 NOT_CALLED_HERE = "http://judge-workers.invalid/v1"
 
 
+def check_policies(registry: RubricRegistry, scorer: Scorer) -> None:
+    """Every rubric's policy with the settings' reliability defaults must still be valid (a
+    configured floor above a rubric's own line is a configuration error, found at start)."""
+    for rubric in registry.all():
+        try:
+            scorer.policy(rubric)
+        except ValidationError as exc:
+            raise ConfigError(
+                f"reliability settings do not fit rubric {rubric.id!r}: {exc.errors()[0]['msg']}"
+            ) from None
+
+
 def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRuntime:
     """Build everything (starting the simulator if needed); call ``close()`` when done.
 
@@ -105,7 +119,9 @@ def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRunti
         registry=registry,
         client=client,
         calibrations=SqlCalibrations(database),
+        reliability_defaults=settings.reliability.as_defaults(),
     )
+    check_policies(registry, scorer)
     jobs = JobService(
         settings=settings,
         registry=registry,

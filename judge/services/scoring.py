@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from judge.domain.flags import Calibration
 from judge.domain.item import Item, parse_item
 from judge.domain.result import ScoreResult
-from judge.domain.rubric import Rubric
+from judge.domain.rubric import RankedScale, ReliabilityPolicy, Rubric
 from judge.domain.setting import check_item_fits
 from judge.errors import ItemInvalid
 from judge.llm.client import ChatClient
@@ -18,22 +18,32 @@ from judge.rubrics import RubricRegistry
 
 
 class CalibrationLookup(Protocol):
-    """Where flags find a panel's measured agreement with experts (see DESIGN.md section 2)."""
+    """Where flags find a panel's measured agreement with experts (see DESIGN.md section 2):
+    per dimension, the applicable calibration given the policy's ``min_items``."""
 
-    async def latest(self, rubric: Rubric, panel: Panel) -> Mapping[str, Calibration]: ...
+    async def latest(
+        self, rubric: Rubric, panel: Panel, min_items: int
+    ) -> Mapping[str, Calibration]: ...
 
 
 @dataclass
 class StaticCalibrations:
-    """Calibration records held in memory, keyed by (rubric id, version, panel signature)."""
+    """Calibration records held in memory, keyed by (rubric content hash, panel signature)."""
 
-    records: dict[tuple[str, str, str], dict[str, Calibration]] = field(default_factory=dict)
+    records: dict[tuple[str, str], dict[str, Calibration]] = field(default_factory=dict)
 
     def add(self, rubric: Rubric, panel: Panel, per_dimension: dict[str, Calibration]) -> None:
-        self.records[(rubric.id, rubric.version, panel.signature())] = per_dimension
+        self.records[(rubric.content_hash, panel.signature())] = per_dimension
 
-    async def latest(self, rubric: Rubric, panel: Panel) -> Mapping[str, Calibration]:
-        return self.records.get((rubric.id, rubric.version, panel.signature()), {})
+    async def latest(
+        self, rubric: Rubric, panel: Panel, min_items: int
+    ) -> Mapping[str, Calibration]:
+        return self.records.get((rubric.content_hash, panel.signature()), {})
+
+
+def effective_policy(rubric: Rubric, defaults: Mapping[str, Any]) -> ReliabilityPolicy:
+    """The rubric's reliability policy with deployment-wide ``defaults`` for unset fields."""
+    return rubric.reliability.with_defaults(dict(defaults))
 
 
 def validate_for_rubric(raw: object, rubric: Rubric, *, field_prefix: str = "item") -> Item:
@@ -43,7 +53,27 @@ def validate_for_rubric(raw: object, rubric: Rubric, *, field_prefix: str = "ite
         check_item_fits(item, rubric)
     except ItemInvalid as exc:
         raise ItemInvalid(f"{field_prefix}.{exc.field}", exc.detail) from None
+    _check_given(item, rubric, field_prefix)
     return item
+
+
+def _check_given(item: Item, rubric: Rubric, prefix: str) -> None:
+    """``given`` names dimensions of the rubric, each with a value its scale allows."""
+    participants = tuple(p.id for p in item.clients)
+    ids = {d.id for d in rubric.dimensions}
+    for dim_id, value in item.given.items():
+        field_name = f"{prefix}.given.{dim_id}"
+        if dim_id not in ids:
+            raise ItemInvalid(field_name, f"{dim_id!r} is not a dimension of rubric {rubric.id!r}")
+        if len(item.given) >= len(ids):
+            raise ItemInvalid(f"{prefix}.given", "must leave at least one dimension to judge")
+        scale = rubric.dimension(dim_id).scale
+        if isinstance(scale, RankedScale):
+            error = scale.check([value] if isinstance(value, str) else value, participants)
+        else:
+            error = scale.check(value)
+        if error:
+            raise ItemInvalid(field_name, error)
 
 
 @dataclass
@@ -51,15 +81,22 @@ class Scorer:
     registry: RubricRegistry
     client: ChatClient
     calibrations: CalibrationLookup = field(default_factory=StaticCalibrations)
+    #: settings' reliability defaults (``Settings.reliability``) for fields a rubric leaves unset
+    reliability_defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    def policy(self, rubric: Rubric) -> ReliabilityPolicy:
+        return effective_policy(rubric, self.reliability_defaults)
 
     async def score(
         self, rubric: Rubric, item: Item, panel: Panel, *, use_cache: bool = True
     ) -> ScoreResult:
+        policy = self.policy(rubric)
         return await score_item(
             rubric=rubric,
             item=item,
             panel=panel,
             client=self.client,
-            calibrations=await self.calibrations.latest(rubric, panel),
+            calibrations=await self.calibrations.latest(rubric, panel, policy.min_items),
             use_cache=use_cache,
+            policy=policy,
         )

@@ -93,9 +93,13 @@ _PROSCRIPTIVE_HEADING = re.compile(r"^###\s+(\S+).*\[proscriptive", re.MULTILINE
 
 
 def proscriptive_ids(messages: list[Any]) -> frozenset[str]:
-    """Dimension ids the system prompt marks ``[proscriptive`` (higher = more unwanted)."""
+    """Dimension ids the system prompt marks ``[proscriptive`` (higher = more unwanted). A
+    caller without a system role (LiteLLM folds the system prompt into the first user turn
+    for Gemini models it does not know) has it in a user message instead."""
     found: set[str] = set()
+    roles = {m.get("role") for m in messages if isinstance(m, dict)}
+    wanted = "system" if "system" in roles else "user"
     for message in messages:
-        if isinstance(message, dict) and message.get("role") == "system":
+        if isinstance(message, dict) and message.get("role") == wanted:
             found.update(_PROSCRIPTIVE_HEADING.findall(message_text(message)))
     return frozenset(found)

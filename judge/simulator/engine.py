@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from judge.simulator.conversation import JudgedView, proscriptive_ids, read_view
 from judge.simulator.heuristics import heuristic_rating
@@ -18,16 +18,36 @@ from judge.simulator.personas import (
     seeded,
 )
 from judge.simulator.replay import ReplayTable, coerce
-from judge.simulator.schema import DimSpec, requested_dimensions, requested_schema
+from judge.simulator.schema import DimSpec, requested_dimensions
 
 Ratings = dict[str, dict[str, Any]]
 MALFORMED_KINDS = ("invalid_json", "truncated_json", "out_of_scale", "missing_dimension")
 
 
+#: Tool the ``wrong-tool`` persona calls instead of answering.
+WRONG_TOOL = "search_guidelines"
+
+
 @dataclass(frozen=True)
 class Reply:
+    """A simulated judge's answer, before a wire format writes it.
+
+    ``kind``: ``answer`` (``content`` is the reply text), ``refusal`` (the model declines;
+    ``content`` explains), ``blocked`` (a safety filter stopped the input; ``content``
+    explains) or ``tool_call`` (``content`` holds the JSON arguments of a call to
+    :data:`WRONG_TOOL`). ``finish_reason`` is ``length`` when the reply was cut at the
+    caller's token limit."""
+
     content: str
-    finish_reason: str = "stop"
+    finish_reason: Literal["stop", "length"] = "stop"
+    kind: Literal["answer", "refusal", "blocked", "tool_call"] = "answer"
+
+    def limited_to(self, max_tokens: int | None, tokens: int) -> Reply:
+        """This reply cut to ``max_tokens`` (about four characters each) when its ``tokens``
+        exceed the caller's limit, as a provider stops generating there."""
+        if max_tokens is None or tokens <= max_tokens or self.kind != "answer":
+            return self
+        return replace(self, content=self.content[: max_tokens * 4], finish_reason="length")
 
 
 def _dump(ratings: Ratings) -> str:
@@ -47,13 +67,30 @@ class Engine:
         self.replay = replay
         self.labels = labels
 
-    def answer(self, persona: Persona, body: dict[str, Any], call_rng: random.Random) -> Reply:
-        messages = body.get("messages") or []
-        schema = requested_schema(body.get("response_format"))
+    def answer(
+        self,
+        persona: Persona,
+        messages: list[dict[str, Any]],
+        schema: dict[str, Any] | None,
+        call_rng: random.Random,
+    ) -> Reply:
+        """``messages`` OpenAI-style; ``schema`` the JSON schema the reply must follow."""
+        if persona.kind == "refusing":
+            return Reply(
+                f"[simulated {persona.label} judge] I can't help with rating this conversation.",
+                kind="refusal",
+            )
+        if persona.kind == "blocked":
+            return Reply(
+                f"[simulated {persona.label} judge] The input was blocked by a safety filter.",
+                kind="blocked",
+            )
         dims = requested_dimensions(schema) if schema is not None else None
         view = read_view(messages)
         if dims is None:
             return Reply(self._plain_text(persona, view))
+        if persona.kind == "wrong-tool":
+            return Reply(json.dumps({"query": "how to rate empathy"}), kind="tool_call")
         if persona.kind == "replay":
             return self._replay(persona, view, dims)
         ratings = self.accurate(persona, view, dims, proscriptive_ids(messages))
@@ -129,8 +166,8 @@ class Engine:
         return (
             f"[simulated {persona.label} judge] This is the empathy-judge LLM simulator, not a "
             f"real model. I read {len(view.turns)} turn(s) and judged {len(view.judged)} "
-            f"({words} words). Send a json_schema response_format with properties.ratings to "
-            f"get structured ratings."
+            f"({words} words). Ask for a JSON schema with properties.ratings (response_format, "
+            f"a forced tool, output_format or responseJsonSchema) to get structured ratings."
         )
 
 

@@ -14,8 +14,20 @@ from typing import Any
 
 from judge.simulator.schema import DimSpec
 
-SIMPLE_PERSONAS = ("accurate", "noisy", "lenient", "random", "malformed", "slow", "flaky")
-_FAIL = re.compile(r"^fail(400|401|429|500)-(\d{1,6})$")
+SIMPLE_PERSONAS = (
+    "accurate",
+    "noisy",
+    "lenient",
+    "random",
+    "malformed",
+    "slow",
+    "flaky",
+    "refusing",
+    "blocked",
+    "wrong-tool",
+)
+FAULT_KINDS = ("fail429", "fail500", "overloaded", "fail401", "fail400")
+_FAIL = re.compile(r"^(fail429|fail500|overloaded|fail401|fail400)-(\d{1,6})$")
 _REPLAY = re.compile(r"^replay-([A-Za-z0-9_.\-]+)$")
 DESCRIPTIONS = {
     "accurate": "reference labels when known, else a deterministic reading of the text",
@@ -24,11 +36,18 @@ DESCRIPTIONS = {
     "random": "uniform over the valid values",
     "malformed": "sometimes invalid JSON, truncated JSON, an off-scale rating or a gap",
     "slow": "accurate after a long delay",
-    "flaky": "sometimes HTTP 429 (with Retry-After), 500 or 503",
+    "flaky": "sometimes a rate limit (with a retry delay), a server error or an overload",
+    "refusing": "declines every item (OpenAI refusal, Anthropic stop_reason refusal, Gemini "
+    "finishReason SAFETY)",
+    "blocked": "the input is blocked by a safety filter (OpenAI 400 content_filter, Anthropic "
+    "stop_reason refusal, Gemini promptFeedback.blockReason)",
+    "wrong-tool": "answers with a call to a tool the caller did not ask for",
     "fail429-N": "the first N calls per distinct prompt get HTTP 429, then accurate",
-    "fail500-N": "the first N calls per distinct prompt get HTTP 500, then accurate",
-    "fail401-N": "the first N calls per distinct prompt get HTTP 401 (invalid key), then accurate",
+    "fail401-N": "the first N calls per distinct prompt get HTTP 401 (key refused), then accurate",
     "fail400-N": "the first N calls per distinct prompt get HTTP 400 (bad request), then accurate",
+    "fail500-N": "the first N calls per distinct prompt get HTTP 500, then accurate",
+    "overloaded-N": "the first N calls per distinct prompt are overloaded (Anthropic 529, "
+    "OpenAI and Gemini 503), then accurate",
     "replay-NAME": "ratings recorded in an annotation file (--replay NAME=PATH)",
 }
 
@@ -39,7 +58,7 @@ class UnknownPersona(ValueError):
 
 @dataclass(frozen=True)
 class Persona:
-    kind: str  # one of SIMPLE_PERSONAS, "fail<status>" or "replay"
+    kind: str  # one of SIMPLE_PERSONAS, FAULT_KINDS or "replay"
     tag: str = ""
     fail_count: int = 0
     replay_name: str = ""
@@ -47,10 +66,12 @@ class Persona:
     @property
     def label(self) -> str:
         """How the persona names itself in rationales."""
-        if self.kind.startswith("fail"):
+        if self.kind in FAULT_KINDS:
             base = f"{self.kind}-{self.fail_count}"
+        elif self.kind == "replay":
+            base = f"replay-{self.replay_name}"
         else:
-            base = f"replay-{self.replay_name}" if self.kind == "replay" else self.kind
+            base = self.kind
         return f"{base}@{self.tag}" if self.tag else base
 
 
@@ -65,7 +86,7 @@ def parse_persona(name: str, replay_names: frozenset[str] | set[str] | None = No
         return Persona(base, tag)
     fail = _FAIL.match(base)
     if fail:
-        return Persona(f"fail{fail.group(1)}", tag, fail_count=int(fail.group(2)))
+        return Persona(fail.group(1), tag, fail_count=int(fail.group(2)))
     replay = _REPLAY.match(base)
     if replay:
         if replay_names is not None and replay.group(1) not in replay_names:
@@ -76,7 +97,9 @@ def parse_persona(name: str, replay_names: frozenset[str] | set[str] | None = No
         return Persona("replay", tag, replay_name=replay.group(1))
     raise UnknownPersona(
         f"the model {name!r} names no simulator persona; use <persona>[@<tag>] with persona "
-        f"one of {', '.join(SIMPLE_PERSONAS)}, fail<400|401|429|500>-N, replay-NAME, or an alias"
+        f"one of {', '.join(SIMPLE_PERSONAS)}, fail429-N, fail500-N, fail401-N, fail400-N, "
+        "overloaded-N, "
+        "replay-NAME, or an alias"
     )
 
 

@@ -59,6 +59,23 @@ class SimulatorProcess:
         return f"{self.root_url}/v1"
 
     @property
+    def anthropic_base(self) -> str:
+        """``api_base`` for LiteLLM's ``anthropic/...`` (it appends ``/v1/messages``)."""
+        return self.root_url
+
+    @property
+    def gemini_base(self) -> str:
+        """``api_base`` for LiteLLM's ``gemini/...`` (it appends ``/models/M:generateContent``)."""
+        return f"{self.root_url}/v1beta"
+
+    @property
+    def pid(self) -> int:
+        """The child's process id (for CPU and memory measurements)."""
+        if self._proc is None:
+            raise SimulatorStartError("the LLM simulator is not running")
+        return self._proc.pid
+
+    @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 

@@ -10,6 +10,7 @@ the same loop re-sends jobs whose message was lost (a killed worker, a restarted
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import threading
 from collections.abc import Coroutine
@@ -24,6 +25,7 @@ from judge.services.jobs import failure_message
 from judge.services.notify import publish_done
 from judge.services.runtime import ServiceRuntime, build_runtime
 from judge.settings import Settings, load_settings
+from judge.tracing import configure_tracing, shutdown_tracing
 from judge.worker.dispatch import QUEUE, TASK_NAME, broker_app, send_jobs
 
 log = logging.getLogger(__name__)
@@ -48,7 +50,14 @@ class WorkerRuntime:
         self._sweeper = asyncio.run_coroutine_threadsafe(self._sweep(), self.loop)
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+        """Run ``coro`` on the loop thread in a copy of the caller's context (the Celery task's
+        trace, when tracing), and wait for its result."""
+        context = contextvars.copy_context()
+
+        async def in_context() -> T:
+            return await asyncio.create_task(coro, context=context)
+
+        return asyncio.run_coroutine_threadsafe(in_context(), self.loop).result()
 
     async def _sweep(self) -> None:
         worker = self.settings.worker
@@ -91,6 +100,7 @@ def worker_runtime() -> WorkerRuntime:
 
 
 def create_celery(settings: Settings) -> Celery:
+    configure_tracing("empathy-judge-worker", celery=True)
     app = Celery("empathy-judge", broker=settings.redis_url)
     app.conf.update(
         task_acks_late=True,
@@ -139,6 +149,7 @@ def _start_runtime(**_: Any) -> None:
 def _stop_runtime(**_: Any) -> None:
     if _runtime is not None:
         _runtime.close()
+    shutdown_tracing()
 
 
 celery_app = create_celery(load_settings())

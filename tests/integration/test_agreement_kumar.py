@@ -21,6 +21,7 @@ from click.testing import CliRunner
 
 from judge.cli import main
 from judge.reliability import kappa_result, median_rater
+from tests.conftest import require_data
 
 pytestmark = pytest.mark.data
 
@@ -38,10 +39,7 @@ COMBINE = "experts=expert1,expert2,expert3"
 
 
 def kumar_dir(shared_data: Path) -> Path:
-    path = shared_data / KUMAR
-    if not path.is_dir():
-        pytest.skip(f"{path} is not present")
-    return path
+    return require_data(shared_data / KUMAR)
 
 
 def run_agreement(files: list[Path], *args: str) -> list[dict[str, Any]]:

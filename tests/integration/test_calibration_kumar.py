@@ -1,13 +1,18 @@
 """Replay of Kumar et al. (2025) through the whole service: the Gemini 2.5 Pro, GPT-4o and Claude
 3.7 Sonnet ratings of their release are served by the simulator's replay mode as a three-judge
-panel; ``judge serve`` and a Celery ``judge worker`` (real processes, SQLite, Redis) calibrate
-that panel against the three experts on every item whose text is released (EPITOME,
-EmpatheticDialogues, Lend an Ear: 150 conversations, 12 dimensions).
+panel, each judge configured as its real provider would be (``gemini/gemini-2.5-pro``,
+``openai/gpt-4o``, ``anthropic/claude-3-7-sonnet-20250219``) and served in that provider's
+wire format (Gemini generateContent, OpenAI chat completions, Anthropic Messages with
+LiteLLM's forced tool), so each goes through its own LiteLLM adapter. ``judge serve`` and a
+Celery ``judge worker`` (real processes, SQLite, Redis) calibrate that panel against the three
+experts on every item whose text is released (EPITOME, EmpatheticDialogues, Lend an Ear: 150
+conversations, 12 dimensions).
 
 The report must reproduce the paper's numbers (``annotations/table_kappa.csv``): experts-vs-LLM
 (the LLM is Gemini) and the median of the three expert pairs, per dimension, within 0.005. The
 paper's table is rounded to two decimals and the report to four, so the check allows
-0.005 + 0.00005.
+0.005 + 0.00005. The paper publishes no kappa for GPT-4o and Claude: theirs must equal the
+kappa of their recorded ratings against the experts' median, computed here from the files.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import csv
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -28,6 +34,7 @@ from typing import Any
 import pytest
 
 from judge.domain.transcript import item_from_row
+from judge.reliability import weighted_kappa
 from judge.rubrics import RubricRegistry
 from judge.simulator import SimulatorOptions, SimulatorProcess
 from tests.integration.conftest import RedisDatabases, ServiceStack, make_stack, sqlite_url
@@ -38,7 +45,16 @@ KUMAR = Path("kumar2025-empathic-communication-judging") / "annotations"
 LLMS = ("gemini", "gpt", "claude")
 EXPERTS = ("expert1", "expert2", "expert3")
 PANEL = "kumar"
-PANEL_MODELS = tuple(f"openai/replay-{name}" for name in LLMS)
+SMALL_PANEL = "kumar-other-params"
+#: The models of the paper, each on its own provider, served as the replay of its file.
+MODELS = {
+    "gemini": "gemini/gemini-2.5-pro",
+    "gpt": "openai/gpt-4o",
+    "claude": "anthropic/claude-3-7-sonnet-20250219",
+}
+PANEL_MODELS = tuple(MODELS[name] for name in LLMS)
+#: litellm 1.110.2's price map no longer lists Claude 3.7 Sonnet: its list price, configured.
+PRICES = {MODELS["claude"]: {"input_per_mtok": 3.0, "output_per_mtok": 15.0}}
 TOLERANCE = 0.005 + 0.00005  # the paper's 2-decimal rounding plus the report's 4-decimal one
 
 
@@ -66,25 +82,27 @@ ID_COLUMNS = frozenset(c for f in FOLDERS for c in (*f.ids, *f.llm_ids))
 
 # The paper flags these as unreliable for the LLM (Exp-LLM below 0.58); PE is not replayable.
 PAPER_UNRELIABLE = ("empathy", "fluency", "relevance", "dismissing_emotions")
-# The panel-level flags this run gives (the rule of DESIGN.md section 2 applied to the panel's
-# aggregate and the experts' median pair kappa, both printed in the report).
+# The panel-level flags this run gives: the rule of DESIGN.md section 2, with its evidence gate
+# (50 items each, every judge answering: n and coverage pass; the decisive part is the lower
+# bound of the panel kappa's 95% bootstrap CI, which must reach the floor). Ordinal kappas use
+# every level of the scale; the paper's observed-category kappas are checked separately.
 OBSERVED_LEVELS = {
     "epitome": {
-        "emotional_reactions": "caution",  # experts 0.53 < line; panel 0.77
+        "emotional_reactions": "caution",  # experts 0.53 < line; panel 0.77 [0.59, 0.92]
         "interpretations": "untrusted",  # experts 0.29 < floor; panel 0.40 < floor
-        "explorations": "trusted",  # experts 0.76, panel 0.84
+        "explorations": "trusted",  # experts 0.76, panel 0.84 [0.64, 0.96]
     },
     "empathetic-dialogues": {
         "empathy": "untrusted",  # panel 0.26 < floor
         "relevance": "untrusted",  # panel 0.23 < floor
-        "fluency": "untrusted",  # experts 0.28 and panel 0.09 < floor
+        "fluency": "untrusted",  # experts 0.28 and panel 0.08 < floor
     },
     "lend-an-ear": {
         "validating_emotions": "untrusted",  # experts 0.39 < floor (panel 0.70)
-        "encouraging_elaboration": "trusted",  # experts 0.69, panel 0.80
-        "demonstrating_understanding": "caution",  # experts 0.43, panel 0.51
-        "advice_giving": "trusted",  # experts 0.69, panel 0.61
-        "self_oriented": "trusted",  # experts 0.70, panel 0.73
+        "encouraging_elaboration": "trusted",  # experts 0.69, panel 0.80 [0.70, 0.87]
+        "demonstrating_understanding": "caution",  # panel 0.51 [0.27, 0.63]: below the line
+        "advice_giving": "trusted",  # experts 0.69, panel 0.61 [0.48, 0.71]
+        "self_oriented": "trusted",  # experts 0.70, panel 0.73 [0.51, 0.87]
         "dismissing_emotions": "untrusted",  # panel 0.17 < floor
     },
 }
@@ -114,6 +132,8 @@ class KumarData:
     replay: dict[str, Path]  # model name -> replay CSV (all three folders)
     items: dict[str, list[dict[str, Any]]]  # rubric -> labelled items
     paper: dict[tuple[str, str], dict[str, float]]  # (rubric, dim) -> pair -> kappa
+    # (rubric, dim) -> LLM name -> its kappa against the experts' median, from the files
+    files: dict[tuple[str, str], dict[str, float]]
 
 
 @pytest.fixture(scope="module")
@@ -122,13 +142,17 @@ def kumar(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> KumarD
     out = tmp_path_factory.mktemp("kumar-replay")
     replay_rows: dict[str, list[dict[str, str]]] = {name: [] for name in LLMS}
     items: dict[str, list[dict[str, Any]]] = {}
+    files: dict[tuple[str, str], dict[str, float]] = {}
     for folder in FOLDERS:
         gemini = read_rows(root / folder.name / "gemini_ratings.csv")
         texts = {key(r, folder.llm_ids): r["full_conversation"] for r in gemini}
         assert len(texts) == len(gemini) == 50, "the LLM id columns must identify an item"
+        recorded: dict[str, dict[str, dict[str, str]]] = {}
         for name in LLMS:
+            recorded[name] = {}
             for row in read_rows(root / folder.name / f"{name}_ratings.csv"):
                 ratings = {k: v for k, v in row.items() if k not in ID_COLUMNS}
+                recorded[name][key(row, folder.llm_ids)] = dict(ratings)
                 # only the Gemini file carries the text: join the others to it on the ids
                 ratings["full_conversation"] = texts[key(row, folder.llm_ids)]
                 replay_rows[name].append(ratings)
@@ -147,6 +171,15 @@ def kumar(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> KumarD
             }
             labelled.append({"id": item_id, "item": item, "labels": labels})
         items[folder.rubric] = labelled
+        for column in (c for c in recorded["gemini"][key(gemini[0], folder.llm_ids)]):
+            if column == "full_conversation":
+                continue
+            dim = dimension_of(folder.rubric, column)
+            gold = [statistics.median(it["labels"][e][column] for e in EXPERTS) for it in labelled]
+            for name in LLMS:
+                llm = [float(recorded[name][key(row, folder.llm_ids)][column]) for row in gemini]
+                kappa = weighted_kappa(llm, gold, "quadratic")
+                files.setdefault((folder.rubric, dim), {})[name] = kappa
 
     replay: dict[str, Path] = {}
     for name, rows in replay_rows.items():
@@ -168,12 +201,14 @@ def kumar(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> KumarD
         dim = dimension_of(rubric, row["Dimension"])
         paper.setdefault((rubric, dim), {})[pair] = float(row["Weighted Cohen's Kappa"])
     assert len(paper) == 12
-    return KumarData(replay, items, paper)
+    assert set(files) == set(paper)
+    return KumarData(replay, items, paper, files)
 
 
 @pytest.fixture(scope="module")
 def replay_simulator(kumar: KumarData) -> Iterator[SimulatorProcess]:
-    options = SimulatorOptions(latency_ms=2, jitter_ms=1, replay=kumar.replay)
+    aliases = {MODELS[name].split("/", 1)[1]: f"replay-{name}" for name in LLMS}
+    options = SimulatorOptions(latency_ms=2, jitter_ms=1, replay=kumar.replay, aliases=aliases)
     with SimulatorProcess(options) as simulator:
         yield simulator
 
@@ -188,7 +223,15 @@ def stack(
     workdir = tmp_path_factory.mktemp("kumar-stack")
     config = workdir / "judge.yaml"
     panel = {"judges": [{"model": m, "simulated": True} for m in PANEL_MODELS]}
-    config.write_text(json.dumps({"panels": {PANEL: panel}}), encoding="utf-8")  # JSON is YAML
+    # the same judges with other parameters: another panel composition, never calibrated
+    small = {
+        "judges": [
+            {"model": m, "simulated": True, "params": {"temperature": 0, "seed": 5}}
+            for m in PANEL_MODELS
+        ]
+    }
+    settings = {"panels": {PANEL: panel, SMALL_PANEL: small}, "prices": PRICES}
+    config.write_text(json.dumps(settings), encoding="utf-8")  # JSON is YAML
     redis_url = redis_databases.acquire()
     try:
         service = make_stack(
@@ -213,8 +256,10 @@ def stack(
         redis_databases.release(redis_url)
 
 
-def score(stack: ServiceStack, rubric: str, item: dict[str, Any]) -> dict[str, Any]:
-    body = {"rubric": rubric, "panel": PANEL, "item": item}
+def score(
+    stack: ServiceStack, rubric: str, item: dict[str, Any], panel: str = PANEL
+) -> dict[str, Any]:
+    body = {"rubric": rubric, "panel": panel, "item": item}
     response = stack.client.post("/v1/scores", params={"wait": 60}, json=body)
     assert response.status_code == 200, response.text
     result: dict[str, Any] = response.json()
@@ -286,7 +331,9 @@ def test_gemini_reproduces_the_papers_experts_vs_llm_kappa(runs: Runs, kumar: Ku
     diffs = {}
     for rubric, dim_id, dim in dimensions(runs):
         assert dim["metric"] == "quadratic_weighted_kappa"
-        got = rater(dim, "openai/replay-gemini")["kappa"]
+        assert dim["categories"] == "scale"
+        # the paper weighs over the observed categories; the flag uses the full scale
+        got = rater(dim, MODELS["gemini"])["kappa_observed_categories"]
         diffs[(rubric, dim_id)] = (got, kumar.paper[(rubric, dim_id)]["experts-llm"])
     assert len(diffs) == 12
     worst = max(abs(a - b) for a, b in diffs.values())
@@ -297,26 +344,69 @@ def test_gemini_reproduces_the_papers_experts_vs_llm_kappa(runs: Runs, kumar: Ku
     assert not bad
 
 
+def test_every_provider_reproduces_its_recorded_kappa(runs: Runs, kumar: KumarData) -> None:
+    """Each judge on its own wire format: Gemini against the paper's table, GPT-4o and Claude
+    against the kappa of their files (the paper publishes none). The table is printed."""
+    lines = [f"{'rubric':21s} {'dimension':28s} " + " ".join(f"{n:>28s}" for n in LLMS)]
+    worst = 0.0
+    for rubric, dim_id, dim in dimensions(runs):
+        cells = []
+        for name in LLMS:
+            got = rater(dim, MODELS[name])
+            assert (got["n"], got["abstained"]) == (50, 0)
+            expected = kumar.files[(rubric, dim_id)][name]
+            assert got["kappa"] == pytest.approx(expected, abs=1e-4), (rubric, dim_id, name)
+            worst = max(worst, abs(got["kappa"] - expected))
+            low, high = got["ci95"]
+            source = (
+                f"{kumar.paper[(rubric, dim_id)]['experts-llm']:.2f}" if name == "gemini" else "-"
+            )
+            cells.append(f"{got['kappa']:.3f} [{low:.2f},{high:.2f}] ({source})")
+        lines.append(f"{rubric:21s} {dim_id:28s} " + " ".join(f"{c:>28s}" for c in cells))
+    print(
+        "\nreplayed quadratic-weighted kappa vs the experts' median, n = 50 items each, bootstrap "
+        "95% CI, (paper; the paper has no GPT-4o or Claude figure: those equal their files' "
+        f"kappa, max |replay - files| = {worst:.5f}):\n" + "\n".join(lines)
+    )
+
+
 def test_expert_baseline_is_the_median_of_the_papers_expert_pairs(
     runs: Runs, kumar: KumarData
 ) -> None:
     for rubric, dim_id, dim in dimensions(runs):
         paper = kumar.paper[(rubric, dim_id)]
         baseline = dim["expert_expert"]
-        pairs = {frozenset((p["a"], p["b"])): p["kappa"] for p in baseline["pairs"]}
+        pairs = {
+            frozenset((p["a"], p["b"])): p["kappa_observed_categories"] for p in baseline["pairs"]
+        }
         for a, b in (("expert1", "expert2"), ("expert2", "expert3"), ("expert3", "expert1")):
             assert abs(pairs[frozenset((a, b))] - paper[f"{a}-{b}"]) <= TOLERANCE, (rubric, dim_id)
         median = sorted(paper[p] for p in ("expert1-expert2", "expert2-expert3", "expert3-expert1"))
-        assert abs(baseline["median"] - median[1]) <= TOLERANCE, (rubric, dim_id)
+        assert abs(sorted(pairs.values())[1] - median[1]) <= TOLERANCE, (rubric, dim_id)
+        # the flag's expert baseline is the median pair on the full scale, measured by three
+        # experts on 50 items: enough to replace the published prior
+        full = sorted(p["kappa"] for p in baseline["pairs"])[1]
+        assert baseline["median"] == full
+        assert (baseline["n_experts"], baseline["n_items"]) == (3, 50)
+        assert [x["expert"] for x in baseline["leave_one_out"]] == list(EXPERTS)
 
 
-def expected_level(expert: float | None, panel: float | None, line: float, floor: float) -> str:
-    """DESIGN.md section 2, for a calibrated panel with every judge answering."""
+def expected_level(flag: dict[str, Any]) -> str:
+    """DESIGN.md section 2 with the evidence gate, for a calibrated panel whose judges all
+    answered (quorum met, no per-item disagreement)."""
+    expert, panel, line, floor = (
+        flag["expert_kappa"],
+        flag["judge_kappa"],
+        flag["threshold"],
+        flag["floor"],
+    )
     if expert is None or panel is None:
         return "caution"
     if expert < floor or panel < floor:
         return "untrusted"
-    if expert < line or panel < line:
+    low = flag["ci95"][0]
+    enough = flag["n"] >= flag["min_items"] and flag["coverage"] >= 0.9
+    if expert < line or panel < line or not enough or low is None or low < floor:
         return "caution"
     return "trusted"
 
@@ -325,15 +415,24 @@ def test_flags_mark_the_dimensions_the_paper_found_unreliable(runs: Runs) -> Non
     observed: dict[str, dict[str, str]] = {}
     for rubric, dim_id, dim in dimensions(runs):
         flag = dim["flag"]
-        panel = rater(dim, "panel")["kappa"]
+        panel = rater(dim, "panel")
         expert = dim["expert_expert"]["median"]
-        assert flag["source"] == f"calibration:{runs.views[rubric]['id']}"
-        assert (flag["judge_kappa"], flag["expert_kappa"]) == (panel, expert)
-        assert flag["level"] == expected_level(expert, panel, flag["threshold"], flag["floor"])
+        source = f"calibration:{runs.views[rubric]['id']}"
+        assert flag["source"] == source
+        assert (flag["judge_kappa"], flag["expert_kappa"]) == (panel["kappa"], expert)
+        assert flag["expert_source"] == source  # 3 experts x 50 items replace the prior
+        assert (flag["n"], flag["coverage"], flag["ci95"]) == (50, 1.0, panel["ci95"])
+        assert flag["simulated"] is True  # replayed ratings served by the simulator
+        assert flag["level"] == expected_level(flag)
         observed.setdefault(rubric, {})[dim_id] = flag["level"]
         if dim_id in PAPER_UNRELIABLE:
             assert flag["level"] != "trusted", (rubric, dim_id)
+        print(f"  {rubric:22s} {dim_id:28s} {flag['level']:9s} {flag['reasons']} "
+              f"kappa {flag['judge_kappa']} CI {flag['ci95']}")  # fmt: skip
     assert observed == OBSERVED_LEVELS
+    for view in runs.views.values():
+        assert view["simulated"] is True
+        assert view["report"]["simulated"] is True
 
 
 def test_scores_after_the_run_use_its_flags(
@@ -353,8 +452,81 @@ def test_scores_after_the_run_use_its_flags(
             assert flag["source"] == f"calibration:{run['id']}", (rubric, dim_id)
             assert flag["judge_kappa"] == rater(calibrated, "panel")["kappa"]
             assert flag["expert_kappa"] == calibrated["expert_expert"]["median"]
+            assert (flag["n"], flag["ci95"]) == (50, rater(calibrated, "panel")["ci95"])
+            assert flag["simulated"] is True
             if calibrated["flag"]["level"] == "untrusted":
                 assert flag["level"] == "untrusted"
+
+
+def calibrate_now(stack: ServiceStack, body: dict[str, Any]) -> dict[str, Any]:
+    response = stack.client.post("/v1/calibrations", params={"wait": 60}, json=body)
+    assert response.status_code in (200, 202), response.text
+    view: dict[str, Any] = response.json()
+    deadline = time.monotonic() + 60
+    while view["status"] != "completed":
+        assert time.monotonic() < deadline, view
+        time.sleep(0.3)
+        view = stack.client.get(f"/v1/calibrations/{view['id']}").json()
+    return view
+
+
+def test_a_five_item_calibration_cannot_vouch_and_later_scores_say_so(
+    stack: ServiceStack, kumar: KumarData
+) -> None:
+    """The issue's first case through the API: five items (all judges answer, and on some
+    dimensions they agree perfectly) leave every dimension at best caution with
+    insufficient_calibration, the run's expert baseline does not replace the published prior,
+    and a later score with that panel shows the same flags, sourced from the run."""
+    items = kumar.items["epitome"][:5]
+    body = {"rubric": "epitome", "panel": SMALL_PANEL, "label": "five", "items": items}
+    view = calibrate_now(stack, body)
+    source = f"calibration:{view['id']}"
+    assert view["simulated"] is True
+    for dim_id, dim in view["report"]["dimensions"].items():
+        flag = dim["flag"]
+        assert flag["level"] in ("caution", "untrusted"), (dim_id, flag)
+        assert "insufficient_calibration" in flag["reasons"], (dim_id, flag)
+        assert (flag["n"], flag["source"], flag["simulated"]) == (5, source, True)
+        prior = REGISTRY.get("epitome").dimension(dim_id).prior
+        assert prior is not None
+        assert (flag["expert_kappa"], flag["expert_source"]) == (prior.expert_kappa, "rubric-prior")
+        assert "prior stands" in dim["expert_baseline_used"]["why"]
+    later = score(stack, "epitome", kumar.items["epitome"][7]["item"], panel=SMALL_PANEL)
+    for dim_id, dim in later["dimensions"].items():
+        flag = dim["reliability"]
+        assert flag["source"] == source, dim_id
+        assert flag["level"] != "trusted", dim_id
+        assert "insufficient_calibration" in flag["reasons"], dim_id
+        assert flag["n"] == 5
+        assert flag["simulated"] is True
+
+
+def test_a_later_smaller_run_does_not_displace_a_sufficient_one(
+    stack: ServiceStack, runs: Runs, kumar: KumarData
+) -> None:
+    big = runs.views["epitome"]
+    body = {
+        "rubric": "epitome",
+        "panel": PANEL,
+        "label": "small",
+        "items": kumar.items["epitome"][:5],
+    }
+    small = calibrate_now(stack, body)
+    assert small["status"] == "completed"
+    assert all(
+        "insufficient_calibration" in d["flag"]["reasons"]
+        for d in small["report"]["dimensions"].values()
+    )
+    after = score(stack, "epitome", kumar.items["epitome"][0]["item"])
+    for dim_id, dim in after["dimensions"].items():
+        flag = dim["reliability"]
+        assert flag["source"] == f"calibration:{big['id']}", dim_id
+        assert flag["n"] == 50
+        assert flag["level"] == big["report"]["dimensions"][dim_id]["flag"]["level"]
+    history = stack.client.get("/v1/reliability/epitome").json()
+    ids = [c["id"] for c in history["calibrations"]]
+    assert big["id"] in ids
+    assert small["id"] in ids  # stored and reported all the same
 
 
 def test_report_page_is_html_with_the_heatmap(stack: ServiceStack, runs: Runs) -> None:
@@ -420,7 +592,7 @@ def test_judge_calibrate_on_the_epitome_files(
     folder = shared_data / KUMAR / "epitome"
     config = tmp_path / "judge.yaml"
     panel = {"judges": [{"model": m, "simulated": True} for m in PANEL_MODELS]}
-    config.write_text(json.dumps({"panels": {PANEL: panel}}), encoding="utf-8")
+    config.write_text(json.dumps({"panels": {PANEL: panel}, "prices": PRICES}), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
     env |= {
         "JUDGE_DATABASE_URL": sqlite_url(tmp_path),
@@ -451,12 +623,13 @@ def test_judge_calibrate_on_the_epitome_files(
     assert done.returncode == 0, done.stderr
     out = done.stdout
     print("\n" + out)
+    assert "SIMULATED JUDGES" in out
     assert "epitome v1.0.0, 50 items, experts expert1, expert2, expert3" in out
     header = next(line for line in out.splitlines() if "dimension" in line)
     columns = [c.strip() for c in re.split(r"[│┃]", header) if c.strip()]
     assert columns == [
-        "dimension", "experts κ", "replay-gemini", "replay-gpt", "replay-claude", "panel",
-        "95% CI (panel)", "flag",
+        "dimension", "experts κ", "gemini-2.5-pro", "gpt-4o", "claude-3-7-sonnet-20250219", "panel",
+        "95% CI (panel)", "n (coverage)", "flag",
     ]  # fmt: skip
     rows = {}
     for line in out.splitlines():
@@ -464,15 +637,16 @@ def test_judge_calibrate_on_the_epitome_files(
         cells = [c for c in cells if c]
         if cells and cells[0] in {d.id for d in REGISTRY.get("epitome").dimensions}:
             rows[cells[0]] = dict(zip(columns, cells, strict=True))
-    paper = {  # Kumar et al. Table 2: EE median and Exp-LLM (Gemini)
+    paper = {  # Kumar et al. Table 2: EE median and Exp-LLM (Gemini); all three levels occur
         "emotional_reactions": ("0.53", "0.64"),
         "interpretations": ("0.29", "0.59"),
         "explorations": ("0.76", "0.76"),
     }
     assert set(rows) == set(paper)
     for dim_id, (experts, gemini) in paper.items():
-        assert (rows[dim_id]["experts κ"], rows[dim_id]["replay-gemini"]) == (experts, gemini)
+        assert (rows[dim_id]["experts κ"], rows[dim_id]["gemini-2.5-pro"]) == (experts, gemini)
         assert re.fullmatch(r"\[-?\d\.\d\d, -?\d\.\d\d\]", rows[dim_id]["95% CI (panel)"])
+        assert rows[dim_id]["n (coverage)"] == "50 (1.00)"
     assert rows["emotional_reactions"]["flag"] == "caution: expert_agreement_moderate"
     assert rows["interpretations"]["flag"] == (
         "untrusted: low_expert_agreement, judges_below_floor"
@@ -487,3 +661,5 @@ def test_judge_calibrate_on_the_epitome_files(
     for dim_id in paper:
         assert f">{dim_id}</text>" in page
     assert page.count("<tr><td>") == 3 * (len(PANEL_MODELS) + 1)
+    assert "SIMULATED JUDGES" in page
+    assert page.count("<table class='cm'>") == 3 * (len(PANEL_MODELS) + 1)

@@ -188,6 +188,8 @@ def pairs(run: Run, dim_id: str) -> tuple[list[Any], list[Any], int]:
     """(predictions, gold) where both exist, and how many gold items the panel left empty."""
     pred, gold, missing = [], [], 0
     for item, agg in zip(run.items, run.aggregate, strict=True):
+        if item["item"].get("given"):
+            continue  # evaluated apart (the judges were told the gold target)
         g = item["labels"][EXPERT].get(dim_id)
         if g is None:
             continue
@@ -213,6 +215,9 @@ def test_run_completes_with_every_item(runs: dict[str, Run], rubric_id: str) -> 
     for dim_id in ("relation_pattern", "intervene_now", "support_target", "support_strategy"):
         assert dims[dim_id]["expert_expert"] is None  # one expert: no baseline
         assert dims[dim_id]["flag"]["level"] in ("caution", "untrusted")
+        assert dims[dim_id]["flag"]["simulated"] is True
+    assert report["simulated"] is True
+    assert report["groups"] == len({i["item"]["group"] for i in run.items})
 
 
 @pytest.mark.parametrize("rubric_id", RUBRICS)
@@ -310,3 +315,58 @@ def test_cli_rescue_option_gives_the_same_report(
     wrong = judge("calibrate", "--rubric", "epitome", "--rescue", rescue)
     assert wrong.returncode == 2
     assert "not a RESCUE-BENCH session rubric" in wrong.stderr
+
+
+@pytest.mark.parametrize("rubric_id", RUBRICS)
+def test_support_target_is_chance_corrected_per_item(runs: dict[str, Run], rubric_id: str) -> None:
+    run = runs[rubric_id]
+    dim = run.view["report"]["dimensions"]["support_target"]
+    stats = panel(run, "support_target")
+    assert dim["metric"] == "chance_corrected_recall_at_1"
+    assert stats["kappa"] is None  # no kappa pooled over session-specific participants
+    hits, chance = [], []
+    for item, agg in zip(run.items, run.aggregate, strict=True):
+        gold = item["labels"][EXPERT].get("support_target")
+        if item["item"].get("given") or gold is None or agg.get("support_target") is None:
+            continue
+        clients = [p for p in item["item"]["participants"] if p["role"] != "therapist"]
+        chance.append(1 / (len(clients) + 1))  # each client plus the group label
+        hits.append(agg["support_target"][0] == gold)
+    r1, c = sum(hits) / len(hits), sum(chance) / len(chance)
+    assert stats["chance_recall_at_1"] == pytest.approx(c, abs=TOL)
+    assert stats["chance_corrected_recall_at_1"] == pytest.approx((r1 - c) / (1 - c), abs=TOL)
+    assert dim["flag"]["judge_kappa"] == stats["chance_corrected_recall_at_1"]
+    print(f"\n{rubric_id} support_target R@1 {r1:.4f} chance {c:.4f} "
+          f"chance-corrected {(r1 - c) / (1 - c):.4f} (n={len(hits)})")  # fmt: skip
+
+
+@pytest.mark.parametrize("rubric_id", RUBRICS)
+def test_support_strategy_given_the_gold_target_is_reported_apart(
+    runs: dict[str, Run], rubric_id: str
+) -> None:
+    run = runs[rubric_id]
+    dim = run.view["report"]["dimensions"]["support_strategy"]
+    given = dim["given"]
+    assert given["told"] == ["support_target"]
+    twins = [
+        (i, a) for i, a in zip(run.items, run.aggregate, strict=True) if i["item"].get("given")
+    ]
+    assert given["items_with_labels"] == len(twins) == dim["items_with_labels"]
+    (stats,) = [r for r in given["raters"] if r["rater"] == "panel"]
+    hits = [a["support_strategy"][0] == i["labels"][EXPERT]["support_strategy"] for i, a in twins]
+    assert stats["recall_at_1"] == pytest.approx(sum(hits) / len(hits), abs=TOL)
+
+
+@pytest.mark.parametrize("rubric_id", RUBRICS)
+def test_intervene_now_on_a_balanced_resample(runs: dict[str, Run], rubric_id: str) -> None:
+    run = runs[rubric_id]
+    balanced = run.view["report"]["dimensions"]["intervene_now"]["balanced"]
+    _pred, gold, _ = pairs(run, "intervene_now")
+    assert balanced["natural_prevalence_yes"] == pytest.approx(sum(gold) / len(gold), abs=TOL)
+    panel_balanced = balanced["raters"]["panel"]
+    assert panel_balanced["always_yes"]["accuracy"] == 0.5
+    assert panel_balanced["always_yes"]["f1"] == pytest.approx(2 / 3, abs=TOL)
+    assert panel_balanced["n"] % 2 == 0
+    print(f"\n{rubric_id} intervene_now balanced F1 {panel_balanced['f1']} accuracy "
+          f"{panel_balanced['accuracy']} (always-yes F1 0.667) natural prevalence "
+          f"{balanced['natural_prevalence_yes']}")  # fmt: skip

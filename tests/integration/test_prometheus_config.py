@@ -40,6 +40,7 @@ from typing import Any
 import pytest
 import yaml
 
+from judge.domain import watch
 from tests.conftest import REPO
 from tests.integration.prometheus_live import (
     ALERTS_YML,
@@ -135,6 +136,27 @@ def test_dashboards_are_generated_and_current() -> None:
     source = yaml.safe_load((provisioning / "datasources" / "prometheus.yml").read_text())
     assert source["datasources"][0]["uid"] == "prometheus"
     assert yaml.safe_load((provisioning / "dashboards" / "dashboards.yml").read_text())["providers"]
+
+
+def test_alert_thresholds_are_the_ones_in_the_code() -> None:
+    """alerts.yml is hand-written YAML (rich annotations); its thresholds must equal
+    judge.domain.watch, which the dashboards draw, so the two never disagree."""
+    rules = alert_rules()
+    expected = {
+        "JudgeKappaDrift": f"> {watch.DRIFT_THRESHOLD}",
+        "JudgeMeanScoreShift": f"> {watch.DRIFT_THRESHOLD}",
+        "JudgeAbstentionRateDrift": f"> {watch.DRIFT_THRESHOLD}",
+        "JudgeBelowFloor": f"< {watch.KAPPA_FLOOR:.2f}",
+        "JudgeCanaryStale": f"> {watch.CANARY_STALE_S // 86_400} * 86400",
+        "JudgeAbstentionRateHigh": f"> {watch.ABSTENTION_RATE_ALERT}",
+        "JudgeLLMErrorRateHigh": f"> {watch.LLM_FAILURE_RATE_ALERT}",
+        "JudgeHttpErrorRateHigh": f"> {watch.HTTP_5XX_RATIO_ALERT}",
+    }
+    for name, comparison in expected.items():
+        assert rules[name].rstrip().endswith(comparison), (name, rules[name], comparison)
+    boards = "".join(p.read_text(encoding="utf-8") for p in DASHBOARDS.glob("*.json"))
+    for value in (watch.KAPPA_FLOOR, watch.KAPPA_LINE, watch.DRIFT_THRESHOLD):
+        assert f'"value": {value}' in boards
 
 
 def test_dashboards_and_alerts_use_only_declared_metrics() -> None:
@@ -257,7 +279,7 @@ def _result(rubric: str, tick: int) -> Any:
         JudgeRating(model=m, rating=r, status="ok") for m, r in zip(MODELS, ratings, strict=True)
     ]
     if tick % 4 == 0:
-        reason = ("parse_failure", "timeout", "rate_limit", "refusal")[tick // 4 % 4]
+        reason = ("unparseable", "timed_out", "rate_limit", "refused")[tick // 4 % 4]
         judges[1] = JudgeRating(model=MODELS[1], status="abstained", reason=reason)
     valid = [j.rating for j in judges if j.status == "ok"]
     levels = (("trusted",), ("caution", "judges_below_line"), ("untrusted", "low_expert_agreement"))
@@ -353,7 +375,7 @@ def run_exporter(role: str, directory: str) -> None:
             metrics.set_queue_depth(rng.randint(3, 40))
             return
         for i, model in enumerate(MODELS):
-            outcome = "ok" if (n + i) % 6 else ("timeout", "rate_limit", "provider_error")[i]
+            outcome = "ok" if (n + i) % 6 else ("timed_out", "rate_limit", "provider_error")[i]
             metrics.observe_llm_call(
                 model, outcome, rng.uniform(0.2, 3.0), 900, 120, 0.0021, cached=False
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import json
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -151,7 +152,9 @@ def test_unanimous_uncalibrated_panel_is_caution_and_calibration_makes_it_truste
     assert flag.threshold == 0.58
 
     calibrations = StaticCalibrations()
-    calibrations.add(EPITOME, panel, {"explorations": Calibration("run-x", judge_kappa=0.8)})
+    measured = Calibration("run-x", judge_kappa=0.8, n=80, ci95=(0.66, 0.9), coverage=1.0)
+    small = Calibration("run-y", judge_kappa=1.0, n=4, ci95=(1.0, 1.0), coverage=1.0)
+    calibrations.add(EPITOME, panel, {"explorations": measured, "interpretations": small})
     scorer = Scorer(registry=REGISTRY, client=LiteLLMClient(retry=FAST), calibrations=calibrations)
     calibrated = asyncio.run(scorer.score(EPITOME, item, panel))
     flag = calibrated.dimensions["explorations"].reliability
@@ -159,6 +162,11 @@ def test_unanimous_uncalibrated_panel_is_caution_and_calibration_makes_it_truste
     assert flag.reasons == []
     assert flag.source == "calibration:run-x"
     assert flag.judge_kappa == 0.8
+    assert (flag.n, flag.ci95, flag.coverage) == (80, [0.66, 0.9], 1.0)
+    # four items cannot vouch, however well the judges agreed on them
+    tiny = calibrated.dimensions["interpretations"].reliability
+    assert tiny.level != "trusted"
+    assert "insufficient_calibration" in tiny.reasons
     assert flag.expert_kappa == 0.76  # the run had no expert pairs: the prior fills in
     assert calibrated.dimensions["explorations"].score == 2
     # Dimensions without a calibration record keep the prior and stay uncalibrated.
@@ -168,7 +176,7 @@ def test_unanimous_uncalibrated_panel_is_caution_and_calibration_makes_it_truste
 
     # A record for another panel composition does not vouch for this one.
     other_panel = make_panel(sim, "accurate@1", "accurate@2", "noisy@3")
-    assert asyncio.run(calibrations.latest(EPITOME, other_panel)) == {}
+    assert asyncio.run(calibrations.latest(EPITOME, other_panel, 50)) == {}
 
 
 # -- abstentions ----------------------------------------------------------------------------
@@ -199,7 +207,12 @@ def test_malformed_judge_abstains_and_is_never_a_score(sim: SimulatorProcess) ->
             if dim_id in first.problems and dim_id in second.problems:
                 abstained_dims += 1
                 assert judged.status == "abstained"
-                assert judged.reason == "parse_failure"
+                # a reply cut short (the persona's truncated JSON arrives with finish_reason
+                # "length") is "truncated"; any other unusable reply is "unparseable"
+                cut = calls[1].raw_reply.startswith('{"ratings"') and not _is_json(
+                    calls[1].raw_reply
+                )
+                assert judged.reason == ("truncated" if cut else "unparseable")
                 assert judged.rating is None
                 assert "after repair" in judged.detail
                 # Counted against the quorum: one valid judge of two is below it.
@@ -226,6 +239,14 @@ def test_malformed_judge_abstains_and_is_never_a_score(sim: SimulatorProcess) ->
         assert dim.agreement.valid == len(valid) >= 2
         assert dim.score == 2
         assert "insufficient_judges" not in dim.reliability.reasons
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def test_rate_limits_and_server_errors_are_retried_then_succeed(sim: SimulatorProcess) -> None:
@@ -261,13 +282,13 @@ def test_a_timeout_is_an_abstention(sim: SimulatorProcess) -> None:
     assert time.perf_counter() - started < SLOW_MS / 1000  # nobody waited for the slow judge
 
     (call,) = calls_of(result, "openai/slow")
-    assert call.outcome == "timeout"
+    assert call.outcome == "timed_out"
     assert call.attempts == 2  # the timeout was retried once, then given up
     assert call.raw_reply is None
     for dim_id, dim in result.dimensions.items():
         judged = judge_of(result, dim_id, "openai/slow")
         assert judged.status == "abstained"
-        assert judged.reason == "timeout"
+        assert judged.reason == "timed_out"
         assert judged.rating is None
         assert dim.agreement.valid == 2
         assert dim.score == 2

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from sklearn.metrics import cohen_kappa_score
 
 from judge.cli import main
-from judge.reliability import kappa_result, median_rater
+from judge.reliability import kappa_result, krippendorff_alpha, median_rater
 
 
 def write(path: Path, text: str) -> Path:
@@ -166,8 +168,10 @@ def test_error_no_common_dimensions(raters: list[Path], tmp_path: Path) -> None:
     message = error_of(run(raters[0], other, "--id", "item"))
     assert "dave.csv" in message
     assert "in common" in message
-    words = write(tmp_path / "erin.csv", "item,note\ni1,hello\n")
-    assert "erin.csv: no numeric rating columns" in error_of(run(words, raters[0]))
+    words = write(tmp_path / "erin.csv", "item,note\ni1,hello\n")  # a label column alice lacks
+    assert "no rating column in common with" in error_of(run(words, raters[0]))
+    prose = write(tmp_path / "fay.csv", "item,note\ni1,I liked it a lot\ni2,not my thing at all\n")
+    assert "fay.csv: no rating columns" in error_of(run(prose, raters[0]))
 
 
 def test_error_non_numeric_rating(raters: list[Path], tmp_path: Path) -> None:
@@ -220,3 +224,101 @@ def test_error_other_bad_input(raters: list[Path], tmp_path: Path) -> None:
     binary = tmp_path / "kim.csv"
     binary.write_bytes(b"item,empathy\n\xff\xfe,1\n")
     assert "kim.csv: not UTF-8" in error_of(run(raters[0], binary))
+
+
+# -- nominal (text-label) columns and full-scale categories ----------------------------------
+
+CODES = ["reflection", "question", "advice", "affirm"]
+
+
+@pytest.fixture
+def coders(tmp_path: Path) -> tuple[list[Path], dict[str, list[str | None]]]:
+    """Three coders' behaviour codes (text labels) and a yes/no column, some cells empty."""
+    rng = random.Random(5)
+    columns: dict[str, list[str | None]] = {}
+    paths = []
+    truth = [rng.choice(CODES) for _ in range(40)]
+    for name in ("ann", "ben", "cy"):
+        codes = [t if rng.random() < 0.7 else rng.choice(CODES) for t in truth]
+        codes[rng.randrange(40)] = None
+        yes = ["yes" if c in ("reflection", "affirm") else "no" for c in codes]
+        columns[name] = codes
+        lines = ["id,code,reflective"] + [
+            f"u{i},{c or ''},{y}" for i, (c, y) in enumerate(zip(codes, yes, strict=True))
+        ]
+        paths.append(write(tmp_path / f"{name}_ratings.csv", "\n".join(lines) + "\n"))
+    return paths, columns
+
+
+def test_text_labels_are_nominal_with_cohens_kappa_equal_to_scikit_learn(
+    coders: tuple[list[Path], dict[str, list[str | None]]],
+) -> None:
+    paths, columns = coders
+    rows = as_json(run(*paths, "--format", "json"))
+    assert {r["dimension"] for r in rows} == {"code", "reflective"}
+    for row in rows:
+        assert (row["statistic"], row["categories"]) == ("cohens_kappa", "nominal")
+    for row in (r for r in rows if r["dimension"] == "code"):
+        a, b = columns[str(row["rater_a"])], columns[str(row["rater_b"])]
+        both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+        expected = cohen_kappa_score([x for x, _ in both], [y for _, y in both])
+        assert row["kappa"] == pytest.approx(expected, abs=1e-12)
+        assert row["n"] == len(both)
+    alpha = krippendorff_alpha([columns[n] for n in ("ann", "ben", "cy")], "nominal")
+    for row in (r for r in rows if r["dimension"] == "code"):
+        assert row["alpha_nominal_all_files"] == pytest.approx(alpha)
+    table = run(*paths)
+    assert table.exit_code == 0
+    assert "Krippendorff's alpha (nominal)" in table.stdout
+
+
+def test_combining_text_labels_takes_the_majority(
+    coders: tuple[list[Path], dict[str, list[str | None]]],
+) -> None:
+    paths, _columns = coders
+    rows = as_json(
+        run(*paths, "--combine", "all=ann,ben,cy", "--dimensions", "code", "--format", "json")
+    )
+    combined = [r for r in rows if r["rater_b"] == "all"]
+    assert [r["rater_a"] for r in combined] == ["ann", "ben", "cy"]
+    assert all(r["kappa"] is not None for r in combined)
+
+
+def test_categories_scale_weighs_every_level_like_scikit_learn(tmp_path: Path) -> None:
+    # nobody used 3 or 4: observed categories make 2-vs-5 as close as 1-vs-2
+    a = [1, 2, 5, 1, 2, 5, 2, 1, 5, 5]
+    b = [2, 2, 5, 1, 5, 5, 1, 1, 2, 5]
+    files = [
+        write(tmp_path / f"{name}_ratings.csv",
+              "id,empathy\n" + "".join(f"u{i},{v}\n" for i, v in enumerate(values)))
+        for name, values in (("p", a), ("q", b))
+    ]  # fmt: skip
+    (observed,) = as_json(run(*files, "--format", "json"))
+    (scale,) = as_json(run(*files, "--categories", "scale", "--scale", "1..5", "--format", "json"))
+    assert (observed["categories"], scale["categories"]) == ("observed", "scale")
+    assert scale["kappa"] == pytest.approx(
+        cohen_kappa_score(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5]), abs=1e-12
+    )
+    assert observed["kappa"] == pytest.approx(
+        cohen_kappa_score(a, b, weights="quadratic"), abs=1e-12
+    )
+    assert abs(observed["kappa"] - scale["kappa"]) > 0.01
+
+
+def test_categories_scale_from_a_rubric_and_its_errors(raters: list[Path], tmp_path: Path) -> None:
+    epitome = write(tmp_path / "x_ratings.csv", "id,level_explorations\na,0\nb,2\nc,1\n")
+    other = write(tmp_path / "y_ratings.csv", "id,level_explorations\na,0\nb,1\nc,1\n")
+    rows = as_json(
+        run(epitome, other, "--categories", "scale", "--rubric", "epitome", "--format", "json")
+    )
+    assert rows[0]["kappa"] == pytest.approx(
+        cohen_kappa_score([0, 2, 1], [0, 1, 1], weights="quadratic", labels=[0, 1, 2])
+    )
+    assert "needs --rubric or --scale" in error_of(run(*raters, "--categories", "scale"))
+    assert "'empathy' is not a dimension of rubric 'epitome'" in error_of(
+        run(*raters, "--categories", "scale", "--rubric", "epitome")
+    )
+    assert "expected LO..HI" in error_of(run(*raters, "--categories", "scale", "--scale", "5"))
+    assert "is not a level of the scale 1..3" in error_of(
+        run(*raters, "--categories", "scale", "--scale", "1..3", "--dimensions", "empathy")
+    )

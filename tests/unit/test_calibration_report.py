@@ -3,6 +3,7 @@ metrics, the resulting flags, ``flag_inputs`` and the HTML rendering."""
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 import xml.etree.ElementTree as ET
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from judge.reliability import cohens_kappa, krippendorff_alpha, weighted_kappa
+from judge.reliability import cohens_kappa, krippendorff_alpha, scale_kappa, weighted_kappa
 from judge.rubrics import RubricRegistry
 from judge.services.calibration_html import heatmap_svg, render_report_html
 from judge.services.calibration_report import (
@@ -101,7 +102,9 @@ def test_free_text_has_no_consensus_and_no_metric() -> None:
     assert metric_name(EMOTION) is None
     assert metric_name(ER) == "quadratic_weighted_kappa"
     assert metric_name(RELATION) == metric_name(INTERVENE) == "cohens_kappa"
-    assert metric_name(TARGET) == "cohens_kappa_top1"
+    assert metric_name(STRATEGY) == "cohens_kappa_top1"
+    # the support target's labels are the session's participants: no pooled kappa
+    assert metric_name(TARGET) == "chance_corrected_recall_at_1"
 
 
 # -- expert-expert baseline and per-rater agreement --------------------------------------------
@@ -260,11 +263,12 @@ def test_ranked_recall_at_1_and_mrr() -> None:
 
 
 def test_ranked_agreement_compares_first_choices() -> None:
-    a = [["Couple", "alan"], ["alan"], ["evelyn", "Couple"], ["Couple"]]
-    b = ["Couple", ["alan", "evelyn"], "alan", ["Couple"]]
-    assert agreement(TARGET, a, b) == pytest.approx(
-        cohens_kappa(["Couple", "alan", "evelyn", "Couple"], ["Couple", "alan", "alan", "Couple"])
+    a = [["track", "evoke"], ["evoke"], ["join", "track"], ["track"]]
+    b = ["track", ["evoke", "join"], "evoke", ["track"]]
+    assert agreement(STRATEGY, a, b) == pytest.approx(
+        cohens_kappa(["track", "evoke", "join", "track"], ["track", "evoke", "evoke", "track"])
     )
+    assert math.isnan(agreement(TARGET, a, b))  # participant labels: no kappa
 
 
 # -- flags ----------------------------------------------------------------------------------
@@ -272,34 +276,62 @@ def test_ranked_agreement_compares_first_choices() -> None:
 GOLD10 = [0, 1, 2, 0, 1, 2, 0, 1, 2, 2]
 CAUTION_PANEL = [1, 2, 2, 1, 1, 1, 0, 2, 1, 2]
 UNTRUSTED_PANEL = [0, 0, 0, 1, 0, 1, 0, 1, 0, 2]
+TIMES = 6  # 60 items: above the default min_items of 50
 
 
-def flag_of(experts: dict[str, list[Any]], panel: list[Any], rubric: Any = EPITOME) -> Any:
+def flag_of(
+    experts: dict[str, list[Any]], panel: list[Any], rubric: Any = EPITOME, times: int = TIMES
+) -> Any:
     dim_id = "emotional_reactions" if rubric is EPITOME else "focus_intensity"
+    experts = {e: v * times for e, v in experts.items()}
+    panel = panel * times
     items = items_for(dim_id, experts, dict.fromkeys(JUDGES, panel), panel)
-    report = calibration_report(rubric, items, JUDGES, "run-7", resamples=20)
+    report = calibration_report(rubric, items, JUDGES, "run-7", resamples=200)
     return report["dimensions"][dim_id]
 
 
-def test_trusted_when_experts_and_panel_clear_the_line() -> None:
+def test_trusted_when_experts_and_panel_clear_the_line_with_enough_evidence() -> None:
     dim = flag_of({"e1": GOLD10, "e2": GOLD10}, GOLD10)
     flag = dim["flag"]
     assert (flag["level"], flag["reasons"]) == ("trusted", [])
     assert flag["source"] == "calibration:run-7"
     assert (flag["expert_kappa"], flag["judge_kappa"]) == (1.0, 1.0)
     assert (flag["threshold"], flag["floor"]) == (0.58, 0.40)
+    assert (flag["n"], flag["ci95"], flag["coverage"]) == (60, [1.0, 1.0], 1.0)
+    assert flag["expert_source"] == "calibration:run-7"
+    assert dim["expert_baseline_used"] == {
+        "source": "calibration:run-7",
+        "why": "2 experts on 60 items",
+    }
+
+
+def test_the_same_perfect_agreement_on_five_items_is_not_trusted() -> None:
+    """The issue's first case: a tiny calibration with a CI of [1.0, 1.0] cannot vouch, and its
+    expert-expert kappa does not replace the published prior (0.53 for emotional reactions)."""
+    dim = flag_of({"e1": GOLD10[:5], "e2": GOLD10[:5]}, GOLD10[:5], times=1)
+    flag = dim["flag"]
+    assert flag["level"] == "caution"
+    assert flag["reasons"] == ["expert_agreement_moderate", "insufficient_calibration"]
+    assert flag["n"] == 5
+    assert flag["expert_kappa"] == ER.prior.expert_kappa  # type: ignore[union-attr]
+    assert flag["expert_source"] == "rubric-prior"
+    assert "only 5 items" in dim["expert_baseline_used"]["why"]
+    assert "prior stands" in dim["expert_baseline_used"]["why"]
 
 
 def test_caution_when_the_panel_is_between_floor_and_line() -> None:
-    kappa = weighted_kappa(CAUTION_PANEL, GOLD10, "quadratic")
+    kappa = scale_kappa(CAUTION_PANEL, GOLD10, [0, 1, 2])
     assert 0.40 <= kappa < 0.58
     flag = flag_of({"e1": GOLD10, "e2": GOLD10}, CAUTION_PANEL)["flag"]
-    assert (flag["level"], flag["reasons"]) == ("caution", ["judges_below_line"])
+    assert flag["level"] == "caution"
+    assert flag["reasons"][0] == "judges_below_line"
+    assert set(flag["reasons"]) <= {"judges_below_line", "judge_kappa_uncertain"}
+    assert ("judge_kappa_uncertain" in flag["reasons"]) == (flag["ci95"][0] < 0.40)
     assert flag["judge_kappa"] == pytest.approx(kappa, abs=1e-4)
 
 
 def test_untrusted_when_the_panel_is_below_the_floor() -> None:
-    assert weighted_kappa(UNTRUSTED_PANEL, GOLD10, "quadratic") < 0.40
+    assert scale_kappa(UNTRUSTED_PANEL, GOLD10, [0, 1, 2]) < 0.40
     flag = flag_of({"e1": GOLD10, "e2": GOLD10}, UNTRUSTED_PANEL)["flag"]
     assert (flag["level"], flag["reasons"]) == ("untrusted", ["judges_below_floor"])
 
@@ -307,14 +339,14 @@ def test_untrusted_when_the_panel_is_below_the_floor() -> None:
 def test_untrusted_when_the_experts_disagree_below_the_floor() -> None:
     # The experts' own agreement decides it even when the panel matches their consensus.
     e2 = UNTRUSTED_PANEL
-    assert weighted_kappa(GOLD10, e2, "quadratic") < 0.40
+    assert scale_kappa(GOLD10, e2, [0, 1, 2]) < 0.40
     dim = flag_of({"e1": GOLD10, "e2": e2}, GOLD10)
     assert dim["flag"]["level"] == "untrusted"
     assert dim["flag"]["reasons"][0] == "low_expert_agreement"
 
 
 def test_caution_when_expert_agreement_is_moderate() -> None:
-    assert 0.40 <= weighted_kappa(GOLD10, CAUTION_PANEL, "quadratic") < 0.58
+    assert 0.40 <= scale_kappa(GOLD10, CAUTION_PANEL, [0, 1, 2]) < 0.58
     # two experts: the consensus is their midpoint, which the panel reproduces
     e1, e2 = GOLD10, CAUTION_PANEL
     midpoint = [(a + b) / 2 for a, b in zip(e1, e2, strict=True)]
@@ -333,13 +365,28 @@ def test_a_single_expert_gives_no_baseline_so_at_best_caution() -> None:
     )
 
 
-def test_flag_inputs_carry_the_panel_and_expert_kappa(ordinal_report: dict[str, Any]) -> None:
+def test_flags_of_a_simulated_run_say_so() -> None:
+    items = items_for("emotional_reactions", {"e1": GOLD10, "e2": GOLD10}, {}, GOLD10)
+    report = calibration_report(EPITOME, items, [], "sim", resamples=20, simulated=True)
+    assert report["simulated"] is True
+    assert report["dimensions"]["emotional_reactions"]["flag"]["simulated"] is True
+    assert calibration_report(EPITOME, items, [], "real", resamples=20)["simulated"] is False
+
+
+def test_flag_inputs_carry_the_evidence(ordinal_report: dict[str, Any]) -> None:
     inputs = flag_inputs(ordinal_report)
     dim = ordinal_report["dimensions"]["emotional_reactions"]
+    panel = rater(dim, PANEL)
     assert inputs == {
         "emotional_reactions": {
-            "judge_kappa": rater(dim, PANEL)["kappa"],
+            "judge_kappa": panel["kappa"],
             "expert_kappa": dim["expert_expert"]["median"],
+            "n": len(E1),
+            "ci95": panel["ci95"],
+            "coverage": 1.0,
+            "expert_n": len(E1),
+            "n_experts": 3,
+            "metric": "quadratic_weighted_kappa",
         }
     }
     single = calibration_report(
@@ -349,12 +396,8 @@ def test_flag_inputs_carry_the_panel_and_expert_kappa(ordinal_report: dict[str, 
         "r",
         resamples=10,
     )
-    assert flag_inputs(single) == {
-        "focus_intensity": {
-            "judge_kappa": rater(single["dimensions"]["focus_intensity"], PANEL)["kappa"],
-            "expert_kappa": None,
-        }
-    }
+    got = flag_inputs(single)["focus_intensity"]
+    assert (got["expert_kappa"], got["n_experts"], got["expert_n"], got["n"]) == (None, 1, 0, 3)
 
 
 def test_report_header(ordinal_report: dict[str, Any]) -> None:
@@ -448,7 +491,7 @@ def test_heatmap_has_a_row_per_dimension_and_the_threshold_line(
     labels = [t.text for t in svg.iter(f"{ns}text") if t.get("text-anchor") == "end"]
     dims = [d.id for d in EPITOME.dimensions]
     assert [x for x in labels if x in dims] == dims  # one row per dimension, in rubric order
-    columns = 1 + len(JUDGES) + 1  # experts, each judge, the panel
+    columns = 2 + len(JUDGES) + 1  # experts (pairs, each vs the others), each judge, the panel
     cells = [r for r in svg.iter(f"{ns}rect") if r.find(f"{ns}title") is not None]
     assert len(cells) == len(dims) * columns
     lines = [t.text or "" for t in svg.iter(f"{ns}text") if (t.text or "").startswith("line ")]
@@ -458,6 +501,8 @@ def test_heatmap_has_a_row_per_dimension_and_the_threshold_line(
     er = full_report["dimensions"]["emotional_reactions"]
     titles = [c.find(f"{ns}title").text for c in cells]  # type: ignore[union-attr]
     assert f"emotional_reactions / panel: {rater(er, PANEL)['kappa']:.4f}" in titles
+    loo = er["expert_expert"]["leave_one_out_median"]
+    assert f"emotional_reactions / expert vs others: {loo:.4f}" in titles
 
 
 def test_html_table_has_the_numbers(full_report: dict[str, Any]) -> None:
@@ -471,11 +516,15 @@ def test_html_table_has_the_numbers(full_report: dict[str, Any]) -> None:
     (panel_row,) = [r for r in rows if r.startswith("emotional_reactions<") and ">panel<" in r]
     cells = re.findall(r"<td>(.*?)</td>", "<td>" + panel_row)
     assert cells[0] == "emotional_reactions"
-    assert cells[2] == f"{er['expert_expert']['median']:.3f}"
+    # 12 items are too few for the run's expert baseline: the flag keeps the published prior
+    assert cells[2] == f"{er['flag']['expert_kappa']:.3f}" == f"{ER.prior.expert_kappa:.3f}"  # type: ignore[union-attr]
     assert cells[4] == f"{panel['kappa']:.3f}"
     assert cells[5] == f"[{panel['ci95'][0]:.3f}, {panel['ci95'][1]:.3f}]"
     assert cells[6] == str(panel["n"])
-    assert cells[10] == er["flag"]["level"]
+    assert cells[8] == "1.000"  # coverage
+    assert cells[13] == er["flag"]["level"]
+    assert cells[14] == ", ".join(er["flag"]["reasons"])
+    assert "insufficient_calibration" in er["flag"]["reasons"]
 
 
 def test_html_escapes_names() -> None:

@@ -80,7 +80,7 @@ def make_result(rubric: str = "unit-rubric") -> ScoreResult:
         judges=[
             JudgeRating(model="m/a", rating=4, status="ok"),
             JudgeRating(model="m/b", rating=5, status="ok"),
-            JudgeRating(model="m/c", status="abstained", reason="parse_failure"),
+            JudgeRating(model="m/c", status="abstained", reason="unparseable"),
         ],
         agreement=Agreement(valid=2, quorum=2, spread=1.0),
         reliability=_flag("caution", "uncalibrated", "judges below line!"),
@@ -201,10 +201,10 @@ def test_observe_call_record() -> None:
         cost_usd=0.0,
         latency_ms=1500.0,
         attempts=2,
-        outcome="timeout",
+        outcome="timed_out",
     )
     metrics.observe_call_record(record)
-    assert value("judge_llm_calls_total", model=model, outcome="timeout") == 1
+    assert value("judge_llm_calls_total", model=model, outcome="timed_out") == 1
     assert value("judge_llm_call_duration_seconds_sum", model=model) == pytest.approx(1.5)
 
 
@@ -220,7 +220,7 @@ def test_observe_result_walks_dimensions() -> None:
     assert value("judge_rating_normalised_bucket", dimension="warmth", le="0.8") == 1
     assert value("judge_judgments_total", rubric=rubric, status="ok") == 6
     assert value("judge_judgments_total", rubric=rubric, status="abstained") == 2
-    assert value("judge_abstentions_total", rubric=rubric, reason="parse_failure") == 1
+    assert value("judge_abstentions_total", rubric=rubric, reason="unparseable") == 1
     assert value("judge_abstentions_total", rubric=rubric, model="m/c", reason="other") == 1
     # Agreement: ordinal 1 - 1/4; binary modal share 0.5; nominal 1.0.
     assert value("judge_panel_agreement_sum", rubric=rubric, dimension="warmth") == 0.75

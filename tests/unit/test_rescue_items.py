@@ -13,6 +13,7 @@ from judge.rubrics import RubricRegistry
 from judge.services.calibration_report import consensus
 from judge.services.rescue import (
     EXPERT,
+    GIVEN_TARGET_SUFFIX,
     RescueFileError,
     load_rescue_items,
     read_sessions,
@@ -98,7 +99,32 @@ def built() -> dict[int, dict[str, Any]]:
         "relation_pattern_not_in_rubric": 1,
         "support_target_unknown_person": 1,
     }
-    return {it["item"]["metadata"]["row_index"]: it for it in result.items}
+    return {
+        it["item"]["metadata"]["row_index"]: it
+        for it in result.items
+        if not it["item"].get("given")
+    }
+
+
+def test_checkpoints_carry_their_session_as_group_and_given_target_twins() -> None:
+    result = rescue_items([COUPLE_SESSION], COUPLE)
+    assert {it["item"]["group"] for it in result.items} == {COUPLE_SESSION["sample_id"]}
+    twins = [it for it in result.items if it["item"].get("given")]
+    plain = {it["id"]: it for it in result.items if not it["item"].get("given")}
+    assert result.given == len(twins) > 0
+    for twin in twins:
+        original = plain[twin["id"].removesuffix(GIVEN_TARGET_SUFFIX)]
+        gold = original["labels"][EXPERT]
+        # the judges are told the gold target and asked for the strategy only
+        assert twin["item"]["given"] == {"support_target": gold["support_target"]}
+        assert twin["labels"] == {EXPERT: {"support_strategy": gold["support_strategy"]}}
+        assert twin["item"]["turns"] == original["item"]["turns"]
+    with_both = [
+        i
+        for i in plain.values()
+        if {"support_target", "support_strategy"} <= set(i["labels"][EXPERT])
+    ]
+    assert len(with_both) == len(twins)
 
 
 def labels(built: dict[int, dict[str, Any]], row_index: int) -> dict[str, Any]:
@@ -193,7 +219,8 @@ def test_scenario_and_group_labels() -> None:
     assert support_target(row("Therapist", "x"), "Couple") is None
     built = rescue_items([COUPLE_SESSION, family], FAMILY)
     assert built.skipped["couple_session"] == 1
-    (item,) = built.items
+    item, twin = built.items
+    assert twin["item"]["given"] == {"support_target": "Family"}
     assert item["labels"][EXPERT] == {
         "intervene_now": True,
         "relation_pattern": "escalation_conflict",
@@ -206,7 +233,7 @@ def test_files_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "rescue.jsonl"
     path.write_text(json.dumps(COUPLE_SESSION) + "\n\n", encoding="utf-8")
     assert len(read_sessions(path)) == 1
-    assert len(load_rescue_items(path, COUPLE)) == 5
+    assert len(load_rescue_items(path, COUPLE)) == 5 + 2  # two given-target twins
     with pytest.raises(RescueFileError, match="no family session"):
         load_rescue_items(path, FAMILY)
     with pytest.raises(RescueFileError, match="not a RESCUE-BENCH session rubric"):

@@ -14,13 +14,13 @@ from judge.domain.render import render_conversation
 from judge.domain.rubric import Rubric
 from judge.llm.prompts import build_messages
 from judge.rubrics import RubricRegistry
-from judge.simulator import SimulatorOptions, create_app
+from judge.simulator import SimulatorOptions, build_state
 from judge.simulator.personas import UnknownPersona, parse_persona
 from judge.simulator.replay import split_full_conversation
-from judge.simulator.schema import requested_dimensions
+from judge.simulator.schema import requested_dimensions, requested_schema
 
 REGISTRY = RubricRegistry.from_directory()
-APP = create_app(SimulatorOptions())
+STATE = build_state(SimulatorOptions())
 
 
 def body_for(rubric: Rubric, item: Item) -> tuple[dict[str, Any], tuple[str, ...]]:
@@ -36,7 +36,11 @@ def body_for(rubric: Rubric, item: Item) -> tuple[dict[str, Any], tuple[str, ...
 
 
 def answer(persona: str, body: dict[str, Any], seed: int = 0) -> str:
-    return APP.engine.answer(parse_persona(persona), body, random.Random(seed)).content
+    schema = requested_schema(body.get("response_format"))
+    reply = STATE.engine.answer(
+        parse_persona(persona), body["messages"], schema, random.Random(seed)
+    )
+    return reply.content
 
 
 @pytest.mark.parametrize("rubric_id", REGISTRY.ids())
