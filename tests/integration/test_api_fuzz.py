@@ -13,14 +13,17 @@ items, existing ids) so that every success body is checked against the document 
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.errors import Unsatisfiable
 from pydantic import TypeAdapter
 from schemathesis import GenerationMode
@@ -32,6 +35,8 @@ from judge.api.schemas import CompletedLine, JobStatusLine
 from tests.integration.conftest import ServiceStack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
+# Hypothesis keeps caches in ./.hypothesis by default: keep the checkout clean
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / f"empathy-judge-hypothesis-{os.getuid()}")
 
 #: per operation and mode; ``EMPATHY_JUDGE_FUZZ_EXAMPLES`` raises it for a deeper pass by hand
 MAX_EXAMPLES = int(os.environ.get("EMPATHY_JUDGE_FUZZ_EXAMPLES", "25"))
