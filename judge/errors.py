@@ -7,6 +7,7 @@
     ├── ItemInvalid               an input item that does not fit the item shape or the rubric
     ├── PanelNotFound             a panel name that the configuration does not define
     └── ConfigError               settings or the YAML config file are wrong
+        └── JudgeMisconfigured    a judge cannot be called at all (credentials, unknown model)
 
 The API edge maps these to problem details; the CLI prints their message.
 """
@@ -79,3 +80,17 @@ class PanelNotFound(JudgeError):
 
 class ConfigError(JudgeError):
     """The settings or the YAML configuration file are invalid."""
+
+
+class JudgeMisconfigured(ConfigError):
+    """A judge failed in a way no retry or other item can cure (its credentials are missing
+    or refused, or the provider does not know the model): the run stops with this error."""
+
+    def __init__(self, model: str, reason: str, detail: str) -> None:
+        super().__init__(
+            f"judge {model!r} cannot be used ({detail}); check its key (the judge's "
+            "api_key_env, JUDGE_LLM__API_KEY or the provider's own variable) and its model "
+            "name, then run again"
+        )
+        self.model = model
+        self.reason = reason

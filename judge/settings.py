@@ -9,11 +9,21 @@ configured panel, so they cannot point the service at arbitrary model endpoints.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from judge.errors import ConfigError
@@ -43,19 +53,107 @@ DEFAULT_MODEL_FOR_KEY = {
 }
 SIMULATED_PERSONAS = ("accurate", "noisy", "lenient")
 
+#: Words that mark a parameter as a credential (``api_key``, ``extra_headers.Authorization``,
+#: ``aws_secret_access_key``, ``azure_ad_token``...). Keys belong in the environment (a judge's
+#: ``api_key_env``), never in ``params``: params are hashed into cache keys, stored with every
+#: judgment and echoed in results.
+_SECRET_WORDS = frozenset(
+    {
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "pwd",
+        "authorization",
+        "auth",
+        "credential",
+        "credentials",
+        "cookie",
+        "bearer",
+        "apikey",
+        "signature",
+    }
+)
+_KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "subscription", "x"})
+_SECRET_VALUE = re.compile(r"^(?:bearer\s|basic\s|sk-|sk_|ak-|gsk_|xai-|aiza)", re.IGNORECASE)
+
+
+def _words(name: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+def secret_like(name: str) -> bool:
+    """Does a parameter name look like it holds a credential?"""
+    words = _words(name)
+    if any(w in _SECRET_WORDS for w in words):
+        return True
+    return any(
+        w == "key" and i > 0 and words[i - 1] in _KEY_QUALIFIERS for i, w in enumerate(words)
+    )
+
+
+def secret_param_path(value: Any, path: str = "params") -> str | None:
+    """The first place in ``params`` that names or holds a credential, or None."""
+    if isinstance(value, dict):
+        for key, child in value.items():
+            where = f"{path}.{key}"
+            if secret_like(str(key)):
+                return where
+            found = secret_param_path(child, where)
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, child in enumerate(value):
+            found = secret_param_path(child, f"{path}[{i}]")
+            if found:
+                return found
+    elif isinstance(value, str) and _SECRET_VALUE.match(value.strip()):
+        return path
+    return None
+
+
+def _check_api_base(url: str | None) -> str | None:
+    """An ``api_base`` must not carry credentials (user:password@, ?key=...)."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    if parts.password or parts.username:
+        raise ValueError("api_base must not embed credentials (user:password@); use api_key_env")
+    if any(secret_like(name) or name.lower() == "key" for name, _ in parse_qsl(parts.query)):
+        raise ValueError("api_base must not carry a key in its query string; use api_key_env")
+    return url
+
 
 class JudgeSpec(BaseModel):
     """One judge of a panel: a LiteLLM model string plus fixed call parameters."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    model: str = Field(min_length=1)
+    model: str = Field(min_length=1, max_length=200, description="stored with each judgment")
     params: dict[str, Any] = Field(default_factory=lambda: {"temperature": 0})
     api_base: str | None = None
     api_key_env: str | None = Field(
         default=None, description="name of the environment variable holding this judge's key"
     )
     simulated: bool = False
+
+    @field_validator("params")
+    @classmethod
+    def _no_secret_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        found = secret_param_path(params)
+        if found:
+            raise ValueError(
+                f"{found} looks like a credential; keys must not be panel parameters "
+                "(they are stored with every judgment and echoed in results): "
+                "put the key in an environment variable and name it in api_key_env"
+            )
+        return params
+
+    @field_validator("api_base")
+    @classmethod
+    def _no_credentials_in_url(cls, url: str | None) -> str | None:
+        return _check_api_base(url)
 
 
 class PanelSpec(BaseModel):
@@ -86,12 +184,17 @@ class LLMSettings(BaseModel):
     max_retries: int = Field(default=3, ge=0, le=10)
     backoff_base_s: float = Field(default=0.5, ge=0)
     api_base: str | None = Field(default=None, description="default base URL for every judge")
-    api_key: str | None = None
+    api_key: SecretStr | None = None
     default_models: tuple[str, ...] = Field(
         default=(),
         description="the provider panel's judges when no panels are configured "
         "(default: one model per provider key found)",
     )
+
+    @field_validator("api_base")
+    @classmethod
+    def _no_credentials_in_url(cls, url: str | None) -> str | None:
+        return _check_api_base(url)
 
 
 class SimulatorSettings(BaseModel):
@@ -211,6 +314,16 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         return (init_settings, env_settings, _YamlSource(settings_cls), file_secret_settings)
 
+    @field_validator("panels")
+    @classmethod
+    def _panel_names_fit(cls, panels: dict[str, PanelSpec]) -> dict[str, PanelSpec]:
+        long = [name for name in panels if not 0 < len(name) <= 100]
+        if long:
+            raise ValueError(
+                f"panel names are 1 to 100 characters (stored with every job): {long[0][:120]!r}"
+            )
+        return panels
+
     def provider_panel(self) -> PanelSpec | None:
         """The automatic panel used when a provider is configured but no panels are."""
         models = list(self.llm.default_models) or [
@@ -222,9 +335,10 @@ class Settings(BaseSettings):
             judges=tuple(JudgeSpec(model=m) for m in models), quorum=min(2, len(models))
         )
 
-    def api_key_for(self, judge: JudgeSpec) -> str | None:
+    def api_key_for(self, judge: JudgeSpec) -> SecretStr | None:
         if judge.api_key_env:
-            return os.environ.get(judge.api_key_env)
+            value = os.environ.get(judge.api_key_env)
+            return SecretStr(value) if value else None
         return self.llm.api_key
 
 
@@ -244,4 +358,5 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"configuration: {field}: {first['msg']}") from None
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"configuration: {field}: {message}") from None

@@ -9,7 +9,10 @@ from litestar.params import Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api.problems import ProblemError
+from judge.api.routes import PANEL_MAX, RUBRIC_ID_MAX, JobId
+from judge.api.schemas import CalibrationView, responses
 from judge.api.state import ApiState, api_state
+from judge.domain.item import StoredId
 from judge.services.calibration import CalibrationNotFound
 from judge.services.calibration_html import render_report_html
 
@@ -19,9 +22,9 @@ class CalibrationRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    rubric: str = Field(min_length=1)
-    panel: str | None = None
-    label: str | None = Field(default=None, max_length=200)
+    rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
+    panel: str | None = Field(default=None, max_length=PANEL_MAX)
+    label: StoredId | None = None
     items: list[Any]
 
 
@@ -33,7 +36,11 @@ async def _view(state: ApiState, run_id: str) -> dict[str, Any]:
 
 
 @post(
-    "/v1/calibrations", opt={"scope": "admin"}, status_code=202, summary="Start a calibration run"
+    "/v1/calibrations",
+    opt={"scope": "admin"},
+    status_code=202,
+    summary="Start a calibration run",
+    responses=responses({200: CalibrationView, 202: CalibrationView}, 404, 413),
 )
 async def create_calibration(
     request: Request[Any, Any, Any],
@@ -52,8 +59,13 @@ async def create_calibration(
     return Response(view, status_code=status, headers={"Location": f"/v1/calibrations/{run.id}"})
 
 
-@get("/v1/calibrations/{run_id:str}", opt={"scope": "admin"}, summary="A calibration run")
-async def get_calibration(request: Request[Any, Any, Any], run_id: str) -> dict[str, Any]:
+@get(
+    "/v1/calibrations/{run_id:str}",
+    opt={"scope": "admin"},
+    summary="A calibration run",
+    responses=responses({200: CalibrationView}, 404),
+)
+async def get_calibration(request: Request[Any, Any, Any], run_id: JobId) -> dict[str, Any]:
     return await _view(api_state(request), run_id)
 
 
@@ -62,8 +74,9 @@ async def get_calibration(request: Request[Any, Any, Any], run_id: str) -> dict[
     opt={"scope": "admin"},
     summary="The run's agreement heatmap and table (HTML)",
     media_type="text/html",
+    responses=responses({200: str}, 404, 409, media_type="text/html"),
 )
-async def get_calibration_report(request: Request[Any, Any, Any], run_id: str) -> Response[str]:
+async def get_calibration_report(request: Request[Any, Any, Any], run_id: JobId) -> Response[str]:
     view = await _view(api_state(request), run_id)
     if "report" not in view:
         raise ProblemError(409, f"calibration {run_id} is still {view['status']}", field="id")

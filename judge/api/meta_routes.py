@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from typing import Annotated, Any
 
 from litestar import Request, Response, get
+from litestar.params import Parameter
 
 from judge.api.problems import ProblemError
+from judge.api.schemas import Health, Readiness, RubricDetail, RubricSummary, responses
 from judge.api.state import api_state
 from judge.errors import RubricNotFound
+from judge.persistence.database import DatabaseNotMigrated
+
+log = logging.getLogger(__name__)
+RubricId = Annotated[str, Parameter(min_length=1, max_length=100, description="a rubric id")]
 
 
 def _summary(rubric: Any) -> dict[str, Any]:
@@ -23,13 +30,23 @@ def _summary(rubric: Any) -> dict[str, Any]:
     }
 
 
-@get("/v1/rubrics", opt={"scope": "score"}, summary="Available rubrics")
+@get(
+    "/v1/rubrics",
+    opt={"scope": "score"},
+    summary="Available rubrics",
+    responses=responses({200: list[RubricSummary]}),
+)
 async def list_rubrics(request: Request[Any, Any, Any]) -> list[dict[str, Any]]:
     return [_summary(r) for r in api_state(request).runtime.registry.all()]
 
 
-@get("/v1/rubrics/{rubric_id:str}", opt={"scope": "score"}, summary="One rubric, normalised")
-async def get_rubric(request: Request[Any, Any, Any], rubric_id: str) -> dict[str, Any]:
+@get(
+    "/v1/rubrics/{rubric_id:str}",
+    opt={"scope": "score"},
+    summary="One rubric, normalised",
+    responses=responses({200: RubricDetail}, 404),
+)
+async def get_rubric(request: Request[Any, Any, Any], rubric_id: RubricId) -> dict[str, Any]:
     try:
         rubric = api_state(request).runtime.registry.get(rubric_id)
     except RubricNotFound as exc:
@@ -39,28 +56,42 @@ async def get_rubric(request: Request[Any, Any, Any], rubric_id: str) -> dict[st
     return data
 
 
-@get("/health", summary="Liveness: the process answers")
+@get(
+    "/health",
+    summary="Liveness: the process answers",
+    responses=responses({200: Health}, public=True),
+)
 async def health() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@get("/ready", summary="Readiness: the database (and Redis, when configured) answer")
+@get(
+    "/ready",
+    summary="Readiness: the database (and Redis, when configured) answer",
+    responses=responses({200: Readiness, 503: Readiness}, public=True),
+)
 async def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
+    """Each check is ``ok`` or a reason code; the error itself goes to the log."""
     state = api_state(request)
     checks: dict[str, str] = {}
     try:
         await state.runtime.database.ping()
         await state.runtime.database.check_migrated()
         checks["database"] = "ok"
+    except DatabaseNotMigrated as exc:
+        log.warning("readiness: %s", exc.message)
+        checks["database"] = "not_migrated"
     except Exception as exc:  # readiness reports every failure instead of raising
-        checks["database"] = f"error: {exc}"
+        log.warning("readiness: the database does not answer: %r", exc)
+        checks["database"] = "unavailable"
     ping = state.extras.get("redis_ping")
     if ping is not None:
         try:
             await ping()
             checks["redis"] = "ok"
         except Exception as exc:
-            checks["redis"] = f"error: {exc}"
+            log.warning("readiness: Redis does not answer: %r", exc)
+            checks["redis"] = "unavailable"
     ok = all(v == "ok" for v in checks.values())
     body = {"status": "ready" if ok else "not ready", "mode": state.mode, "checks": checks}
     return Response(body, status_code=200 if ok else 503)

@@ -1,11 +1,17 @@
 """Every error becomes an RFC 9457 problem details response that names the offending field.
 
-Domain errors carry no HTTP codes; this table maps them at the edge.
+Domain errors carry no HTTP codes; this table maps them at the edge. Every problem carries a
+``request_id`` (also the ``X-Request-ID`` response header, and taken from that request header
+when it is a plain token), which every log line about the error repeats: callers get a reason
+and the id to quote, the log has the rest. No exception text from a driver or provider is
+ever put into a response.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import uuid
 from typing import Any
 
 from litestar import Request, Response
@@ -17,9 +23,14 @@ from litestar.exceptions import (
 )
 
 from judge.errors import ConfigError, ItemInvalid, JudgeError, PanelNotFound, RubricNotFound
+from judge.persistence.database import is_unavailable
 
 log = logging.getLogger(__name__)
 PROBLEM_JSON = "application/problem+json"
+REQUEST_ID_HEADER = "X-Request-ID"
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+#: a detail longer than this is cut (it may echo a caller's value)
+MAX_DETAIL_CHARS = 1_000
 _TITLES = {
     400: "Bad request",
     401: "Authentication required",
@@ -47,6 +58,17 @@ class ProblemError(Exception):
         self.extra = extra
 
 
+def request_id(request: Request[Any, Any, Any]) -> str:
+    """The request's correlation id: the caller's ``X-Request-ID`` when it is a plain token of
+    8 to 64 characters, else a new one (kept for the rest of the request)."""
+    state = request.scope.setdefault("state", {})
+    if "request_id" not in state:
+        given = request.headers.get(REQUEST_ID_HEADER, "")
+        state["request_id"] = given if _REQUEST_ID.match(given) else uuid.uuid4().hex[:16]
+    value: str = state["request_id"]
+    return value
+
+
 def problem(
     request: Request[Any, Any, Any],
     status: int,
@@ -55,6 +77,9 @@ def problem(
     field: str | None = None,
     **extra: Any,
 ) -> Response[dict[str, Any]]:
+    rid = request_id(request)
+    if len(detail) > MAX_DETAIL_CHARS:
+        detail = detail[: MAX_DETAIL_CHARS - 1] + "…"
     body: dict[str, Any] = {
         "type": "about:blank",
         "title": _TITLES.get(status, "Error"),
@@ -65,7 +90,14 @@ def problem(
     if field is not None:
         body["field"] = field
     body.update(extra)
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    body["request_id"] = rid
+    headers = {REQUEST_ID_HEADER: rid}
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    if status >= 500 or status == 413:
+        log.warning(
+            "%s %s -> %d [request %s]: %s", request.method, request.url.path, status, rid, detail
+        )
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
@@ -78,6 +110,10 @@ def _validation_field(exc: ValidationException) -> tuple[str | None, str]:
         source = first.get("source")
         if key == "data" and source == "body":  # no body at all
             return "body", "a JSON object body is required"
+        if key and source == "path":
+            if "matching regex" in message:  # an id of ours (routes.ID_PATTERN) or a rubric id
+                message = "is not an id this service issues (32 lowercase hexadecimal characters)"
+            return f"path.{key}", message
         if key:
             return (f"query.{key}" if source == "query" else str(key)), message
         return "body", message  # the body as a whole (e.g. an array instead of an object)
@@ -85,6 +121,20 @@ def _validation_field(exc: ValidationException) -> tuple[str | None, str]:
 
 
 def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    if is_unavailable(exc) or isinstance(exc, ConnectionError):
+        log.error(
+            "a dependency failed on %s %s [request %s]: %r",
+            request.method,
+            request.url.path,
+            request_id(request),
+            exc,
+        )
+        return problem(
+            request, 503, "unavailable: the database or the job queue does not answer; retry"
+        )
+    if isinstance(exc, RecursionError):
+        # only reading the body recurses (msgspec, pydantic): every walk of ours is iterative
+        return problem(request, 422, "the body is nested too deeply to read", field="body")
     if isinstance(exc, ProblemError):
         return problem(request, exc.status, exc.detail, field=exc.field, **exc.extra)
     if isinstance(exc, ItemInvalid):
@@ -107,5 +157,8 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
         return problem(request, 422, f"the body is not valid JSON: {exc.detail}", field="body")
     if isinstance(exc, HTTPException):
         return problem(request, exc.status_code, str(exc.detail))
-    log.exception("unhandled error on %s %s", request.method, request.url.path)
-    return problem(request, 500, "an internal error occurred; it has been logged")
+    rid = request_id(request)
+    log.exception("unhandled error on %s %s [request %s]", request.method, request.url.path, rid)
+    return problem(
+        request, 500, f"internal_error: an internal error occurred; it has been logged as {rid}"
+    )

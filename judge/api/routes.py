@@ -11,12 +11,27 @@ from litestar.params import Parameter
 from litestar.response import Stream
 from pydantic import BaseModel, ConfigDict, Field
 
+from judge.api.openapi_bodies import BatchOperation
 from judge.api.problems import ProblemError
+from judge.api.schemas import (
+    NDJSON,
+    BatchView,
+    CompletedLine,
+    CompletedScore,
+    JobStatus,
+    JobStatusLine,
+    responses,
+)
 from judge.api.state import ApiState, api_state
+from judge.domain.text_safety import reject_constant
 from judge.persistence import jobs as repo
 from judge.services.jobs import Rejection, job_view
 
-NDJSON = "application/x-ndjson"
+#: ids the service hands out (uuid4 hex); any other path id is refused before a query
+ID_PATTERN = r"^[0-9a-f]{32}$"
+JobId = Annotated[str, Parameter(pattern=ID_PATTERN, description="an id the service returned")]
+#: bounds of the columns these names are stored in (judge/persistence/tables.py)
+RUBRIC_ID_MAX, RUBRIC_VERSION_MAX, PANEL_MAX = 100, 20, 100
 
 
 class ScoreRequest(BaseModel):
@@ -24,17 +39,21 @@ class ScoreRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    rubric: str = Field(min_length=1, description="rubric id, e.g. epitome")
-    rubric_version: str | None = None
-    panel: str | None = Field(default=None, description="a configured panel name")
+    rubric: str = Field(
+        min_length=1, max_length=RUBRIC_ID_MAX, description="rubric id, e.g. epitome"
+    )
+    rubric_version: str | None = Field(default=None, max_length=RUBRIC_VERSION_MAX)
+    panel: str | None = Field(
+        default=None, max_length=PANEL_MAX, description="a configured panel name"
+    )
     item: dict[str, Any]
 
 
 class BatchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    rubric: str = Field(min_length=1)
-    panel: str | None = None
+    rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
+    panel: str | None = Field(default=None, max_length=PANEL_MAX)
     items: list[Any]
 
 
@@ -44,7 +63,13 @@ def _wait_limit(state: ApiState, wait: float | None) -> float:
     return min(wait, state.runtime.settings.api.max_wait_s)
 
 
-@post("/v1/scores", opt={"scope": "score"}, status_code=200, summary="Score one item")
+@post(
+    "/v1/scores",
+    opt={"scope": "score"},
+    status_code=200,
+    summary="Score one item",
+    responses=responses({200: CompletedScore | JobStatus, 202: JobStatus}, 404, 413),
+)
 async def create_score(
     request: Request[Any, Any, Any],
     data: ScoreRequest,
@@ -72,25 +97,47 @@ async def create_score(
     )
 
 
-@get("/v1/scores/{job_id:str}", opt={"scope": "score"}, summary="A score's status or result")
-async def get_score(request: Request[Any, Any, Any], job_id: str) -> dict[str, Any]:
+@get(
+    "/v1/scores/{job_id:str}",
+    opt={"scope": "score"},
+    summary="A score's status or result",
+    responses=responses({200: CompletedScore | JobStatus}, 404),
+)
+async def get_score(request: Request[Any, Any, Any], job_id: JobId) -> dict[str, Any]:
     job = await api_state(request).runtime.jobs.get_job(job_id)
     if job is None:
         raise ProblemError(404, f"no score with id {job_id!r}", field="id")
     return job_view(job)
 
 
+def _parse_line(number: int, raw: bytes) -> Any:
+    """One JSON Lines line, decoded; or the :class:`Rejection` saying why it cannot be."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Rejection(number, "line", f"not UTF-8 (invalid byte at offset {exc.start})")
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text, parse_constant=reject_constant)
+    except json.JSONDecodeError as exc:
+        return Rejection(number, "line", f"invalid JSON ({exc.msg})")
+    except RecursionError:
+        return Rejection(number, "line", "invalid JSON (nested too deeply to read)")
+    except ValueError as exc:  # NaN/Infinity, or an integer of thousands of digits
+        return Rejection(number, "line", f"invalid JSON ({str(exc).split(':')[0]})")
+
+
 def _parse_jsonl(body: bytes) -> list[tuple[int, Any]]:
-    lines: list[tuple[int, Any]] = []
+    """Every non-blank line, numbered from 1: decoded, or a rejection naming the line."""
     # split on "\n" only: str.splitlines() also splits on U+2028, U+2029 and U+0085, which
-    # JSON allows unescaped inside strings, and would break such a line (and the numbering)
-    for number, raw in enumerate(body.decode("utf-8", errors="replace").split("\n"), start=1):
-        if not raw.strip():
-            continue
-        try:
-            lines.append((number, json.loads(raw)))
-        except json.JSONDecodeError as exc:
-            lines.append((number, Rejection(number, "line", f"invalid JSON ({exc.msg})")))
+    # JSON allows unescaped inside strings, and would break such a line (and the numbering);
+    # each line is decoded on its own, so one line's bad bytes reject that line only
+    lines: list[tuple[int, Any]] = []
+    for number, raw in enumerate(body.removeprefix(b"\xef\xbb\xbf").split(b"\n"), start=1):
+        parsed = _parse_line(number, raw)
+        if parsed is not None:
+            lines.append((number, parsed))
     return lines
 
 
@@ -99,11 +146,18 @@ def _parse_jsonl(body: bytes) -> list[tuple[int, Any]]:
     opt={"scope": "batch"},
     status_code=202,
     summary="Submit a batch (JSON body, or JSON Lines with ?rubric=ID)",
+    description=(
+        'Body: `{"rubric", "panel"?, "items": [...]}` as JSON, or one item per line '
+        "with `Content-Type: application/x-ndjson` and `?rubric=ID`. A line or item that "
+        "cannot be scored is rejected with its line number; the rest is scored."
+    ),
+    responses=responses({202: BatchView}, 404, 413),
+    operation_class=BatchOperation,
 )
 async def create_batch(
     request: Request[Any, Any, Any],
-    rubric: str | None = None,
-    panel: str | None = None,
+    rubric: Annotated[str | None, Parameter(min_length=1, max_length=RUBRIC_ID_MAX)] = None,
+    panel: Annotated[str | None, Parameter(min_length=1, max_length=PANEL_MAX)] = None,
 ) -> Response[dict[str, Any]]:
     state = api_state(request)
     body = await request.body()
@@ -174,8 +228,13 @@ async def _batch_view(state: ApiState, batch_id: str) -> dict[str, Any]:
     }
 
 
-@get("/v1/batches/{batch_id:str}", opt={"scope": "batch"}, summary="Batch progress")
-async def get_batch(request: Request[Any, Any, Any], batch_id: str) -> dict[str, Any]:
+@get(
+    "/v1/batches/{batch_id:str}",
+    opt={"scope": "batch"},
+    summary="Batch progress",
+    responses=responses({200: BatchView}, 404),
+)
+async def get_batch(request: Request[Any, Any, Any], batch_id: JobId) -> dict[str, Any]:
     return await _batch_view(api_state(request), batch_id)
 
 
@@ -183,8 +242,10 @@ async def get_batch(request: Request[Any, Any, Any], batch_id: str) -> dict[str,
     "/v1/batches/{batch_id:str}/results",
     opt={"scope": "batch"},
     summary="Batch results as JSON Lines, in submission order",
+    description="One JSON object per line (the schema below is one line's).",
+    responses=responses({200: CompletedLine | JobStatusLine}, 404, media_type=NDJSON),
 )
-async def get_batch_results(request: Request[Any, Any, Any], batch_id: str) -> Stream:
+async def get_batch_results(request: Request[Any, Any, Any], batch_id: JobId) -> Stream:
     state = api_state(request)
     await _batch_view(state, batch_id)  # 404 for an unknown batch
 

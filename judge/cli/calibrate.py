@@ -29,9 +29,12 @@ from judge.settings import load_settings
 async def _run_here(
     rubric_id: str, panel: str | None, items: list[Any], label: str | None
 ) -> dict[str, Any]:
+    from judge.services.panels import check_credentials, default_panel_name
     from judge.services.runtime import build_runtime
 
-    runtime = build_runtime(load_settings())
+    settings = load_settings()
+    check_credentials(settings, [panel or default_panel_name(settings)])
+    runtime = build_runtime(settings)
     try:
         await runtime.database.check_migrated()
         run, job_ids = await runtime.calibrations.submit(

@@ -12,6 +12,7 @@ from judge.cli._output import fail
 from judge.errors import JudgeError
 from judge.persistence.database import Database, safe_url
 from judge.persistence.keys import KeyStore
+from judge.services.panels import check_credentials
 from judge.settings import Settings, load_settings
 
 
@@ -65,6 +66,8 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
         host = host or settings.api.host
         port = settings.api.port if port is None else port
         active_keys = asyncio.run(_prepare(settings, migrate))
+        # with Redis the workers call the judges (and check their keys); no LiteLLM here
+        check_credentials(settings, provider_rules=not settings.redis_url)
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", str(exc)))
         return
@@ -109,6 +112,7 @@ def worker(concurrency: int | None, loglevel: str) -> None:
         )
     try:
         asyncio.run(_prepare(settings, migrate=False))
+        check_credentials(settings)
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", str(exc)))
     from judge.worker.app import celery_app

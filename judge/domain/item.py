@@ -6,10 +6,13 @@ The public shape is DESIGN.md section 3. ``parse_item`` also accepts the shortha
 
 from __future__ import annotations
 
-from typing import Any
+import unicodedata
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import PydanticCustomError
 
+from judge.domain.text_safety import json_problem, strip_nul, text_problem
 from judge.errors import ItemInvalid
 
 #: Roles that give support (the judged side in dyadic rubrics, the therapist in multi-party ones).
@@ -18,12 +21,60 @@ SUPPORTER_ROLES = frozenset(
 )
 
 
+_NAME_PUNCTUATION = frozenset("_.-")
+
+
+def name_problem(value: str) -> str | None:
+    """Participant ids and roles are shown to judges next to the conversation, so they are
+    names, not text: letters, marks and digits of any script plus ``_ . -``, starting with a
+    letter or digit. No spaces, brackets, tags or line breaks can reach the prompt this way."""
+    for position, char in enumerate(value):
+        kind = unicodedata.category(char)[0]
+        allowed = kind in "LN" if position == 0 else kind in "LMN" or char in _NAME_PUNCTUATION
+        if not allowed:
+            shown = repr(char) if char.isprintable() else f"U+{ord(char):04X}"
+            return (
+                f"{shown} at position {position} is not allowed: use letters, digits, '_', '.' "
+                "or '-', starting with a letter or digit"
+            )
+    return None
+
+
+def _name(value: str) -> str:
+    problem = name_problem(value)
+    if problem:
+        raise PydanticCustomError("unsafe_name", problem)
+    return value
+
+
+def check_stored(value: str) -> str:
+    """A string stored as given (ids, names): no control characters, no lone surrogates."""
+    problem = text_problem(value, controls=True)
+    if problem:
+        raise PydanticCustomError("unsafe_text", problem)
+    return value
+
+
+def _turn_text(value: str) -> str:
+    """Turn text is kept verbatim except for NUL characters, which are dropped."""
+    problem = text_problem(strip_nul(value))
+    if problem:
+        raise PydanticCustomError("unsafe_text", problem)
+    return strip_nul(value)
+
+
+Name = Annotated[str, AfterValidator(_name)]
+#: an id or name stored as given, at most 200 characters (the id columns' length)
+StoredId = Annotated[str, Field(max_length=200), AfterValidator(check_stored)]
+TurnText = Annotated[str, AfterValidator(_turn_text)]
+
+
 class Participant(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str = Field(min_length=1, max_length=200)
-    role: str = Field(min_length=1, max_length=100)
-    name: str | None = Field(default=None, max_length=200)
+    id: Name = Field(min_length=1, max_length=200)
+    role: Name = Field(min_length=1, max_length=100)
+    name: StoredId | None = None
 
     @property
     def is_supporter(self) -> bool:
@@ -33,8 +84,8 @@ class Participant(BaseModel):
 class Turn(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    speaker: str = Field(min_length=1, max_length=200)
-    text: str = Field(max_length=100_000)
+    speaker: Name = Field(min_length=1, max_length=200)
+    text: TurnText = Field(max_length=100_000)
 
 
 class Item(BaseModel):
@@ -42,14 +93,14 @@ class Item(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str | None = Field(default=None, max_length=200)
+    id: StoredId | None = None
     participants: tuple[Participant, ...] = Field(min_length=2, max_length=50)
     turns: tuple[Turn, ...] = Field(min_length=1, max_length=5_000)
     focus: int | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     #: items of one group (a session's checkpoints, several replies to one post) are not
     #: independent: calibration CIs resample whole groups
-    group: str | None = Field(default=None, max_length=200)
+    group: StoredId | None = None
     #: labels the judges are told rather than asked for (dimension id -> value), e.g. the gold
     #: support target when the support strategy is evaluated given it
     given: dict[str, Any] = Field(default_factory=dict)
@@ -88,6 +139,9 @@ def _from_shorthand(raw: dict[str, Any]) -> dict[str, Any]:
     for key in ("seeker_post", "response"):
         if not isinstance(raw.get(key), str):
             raise ItemInvalid(key, "must be a string")
+        problem = text_problem(strip_nul(raw[key]))
+        if problem:
+            raise ItemInvalid(key, problem)
     return {
         "id": raw.get("id"),
         "participants": [
@@ -119,6 +173,11 @@ def parse_item(raw: object, *, field_prefix: str = "item") -> Item:
             f"{field_prefix}.{field}" if field else field_prefix, first["msg"]
         ) from None
     _check_references(item, field_prefix)
+    problem = json_problem(item.metadata)
+    if problem:
+        where, message = problem
+        field = f"{field_prefix}.metadata" + (f".{where}" if where and where[0] != "[" else where)
+        raise ItemInvalid(field, message)
     return item
 
 

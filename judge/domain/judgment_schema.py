@@ -16,8 +16,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from judge.domain.rubric import Dimension, RankedScale, Rubric
+from judge.domain.text_safety import storable_text
 
 SCHEMA_NAME = "judgment"
+#: Rationales are returned to callers and stored: a judge that writes pages is cut here.
+MAX_RATIONALE_CHARS = 2_000
 
 
 def rating_schema(dimension: Dimension, participants: tuple[str, ...]) -> dict[str, Any]:
@@ -94,6 +97,14 @@ class ParseOutcome:
         return not self.problems
 
 
+def clip_rationale(rationale: object) -> str:
+    """A rationale as returned: a string of at most :data:`MAX_RATIONALE_CHARS` characters."""
+    if not isinstance(rationale, str):
+        return ""
+    text = storable_text(rationale)
+    return text if len(text) <= MAX_RATIONALE_CHARS else text[: MAX_RATIONALE_CHARS - 1] + "…"
+
+
 def _strip_fences(text: str) -> str:
     stripped = text.strip()
     if stripped.startswith("```"):
@@ -114,6 +125,8 @@ def parse_judgment(
         data = json.loads(_strip_fences(content))
     except json.JSONDecodeError as exc:
         return ParseOutcome({}, dict.fromkeys(every, f"reply is not valid JSON ({exc.msg})"))
+    except (ValueError, RecursionError):  # a 5,000-digit number, nesting beyond the stack
+        return ParseOutcome({}, dict.fromkeys(every, "reply is not usable JSON"))
     ratings_obj = data.get("ratings") if isinstance(data, dict) else None
     if not isinstance(ratings_obj, dict):
         return ParseOutcome({}, dict.fromkeys(every, "reply has no 'ratings' object"))
@@ -131,8 +144,10 @@ def parse_judgment(
         else:
             error = scale.check(value)
         if error:
-            problems[dim.id] = f"rating {error}"
+            problems[dim.id] = f"rating {storable_text(error, 300)}"
             continue
+        if isinstance(value, str):  # a free-text rating: stored and returned like a rationale
+            value = storable_text(value)
         rationale = entry.get("rationale")
-        ratings[dim.id] = ParsedRating(value, rationale if isinstance(rationale, str) else "")
+        ratings[dim.id] = ParsedRating(value, clip_rationale(rationale))
     return ParseOutcome(ratings, problems)

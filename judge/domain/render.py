@@ -7,9 +7,11 @@ The block is plain text between ``<conversation>`` and ``</conversation>``, one 
 
 A leading ``*`` marks the turn being judged (the focus). Continuation lines of a multi-line
 turn are indented by four spaces. Any closing tag inside a turn is neutralised, so the data
-cannot end the block early. :func:`parse_conversation_block` inverts :func:`render_conversation`
-(the simulator uses it), and :func:`conversation_key` fingerprints the turn texts so the same
-conversation can be recognised however it was formatted.
+cannot end the block early; speaker ids and roles are names (letters, digits, ``_ . -``: see
+:func:`judge.domain.item.name_problem`), so they cannot carry a tag, a bracket or a line break.
+:func:`parse_conversation_block` inverts :func:`render_conversation` (the simulator uses it),
+and :func:`conversation_key` fingerprints the turn texts so the same conversation can be
+recognised however it was formatted.
 """
 
 from __future__ import annotations

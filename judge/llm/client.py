@@ -7,7 +7,9 @@ failures are recorded as abstentions by the caller and never turned into scores.
 Failure reasons (they are also abstention reasons, see :mod:`judge.domain.result`):
 ``refused`` (a refusal or a safety block, in the reply or as an error), ``timed_out``,
 ``rate_limit`` (still limited after the retries), ``provider_error`` (5xx and overload after
-the retries, connection errors, an unusable reply), ``auth_error``, ``bad_request``.
+the retries, connection errors, an unusable reply), ``auth_error``, ``bad_request``,
+``unknown_model`` (the provider does not know the model). ``auth_error`` and ``unknown_model``
+are configuration failures: they stop the run instead of becoming abstentions.
 A reply cut at the token limit is not a failure here: it is marked ``truncated`` and the
 caller decides whether what arrived is usable.
 """
@@ -17,9 +19,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from pydantic import SecretStr
+
 FailureReason = Literal[
-    "timed_out", "rate_limit", "provider_error", "refused", "auth_error", "bad_request"
+    "timed_out",
+    "rate_limit",
+    "provider_error",
+    "refused",
+    "auth_error",
+    "bad_request",
+    "unknown_model",
 ]
+#: Failures that no retry and no other item can cure: the judge's configuration is wrong
+#: (no or refused credentials, a model the provider does not know). They stop a run.
+CONFIGURATION_FAILURES: frozenset[str] = frozenset({"auth_error", "unknown_model"})
+
+
+def as_secret(value: SecretStr | str | None) -> SecretStr | None:
+    """A provider key as :class:`SecretStr` (hidden from every repr); plain strings from
+    callers are wrapped, empty ones mean no key."""
+    if value is None or isinstance(value, SecretStr):
+        return value
+    return SecretStr(value) if value else None
 
 
 @dataclass(frozen=True)
@@ -29,9 +50,12 @@ class ChatRequest:
     response_format: dict[str, Any] | None = None
     params: dict[str, Any] = field(default_factory=dict)
     api_base: str | None = None
-    api_key: str | None = None
+    api_key: SecretStr | None = field(default=None, repr=False)
     timeout_s: float = 60.0
     use_cache: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "api_key", as_secret(self.api_key))
 
 
 @dataclass(frozen=True)

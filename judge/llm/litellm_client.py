@@ -5,6 +5,12 @@ rate limits, 5xx (Anthropic's 529 overload included), connection errors and time
 retried with exponential backoff and jitter, honouring the provider's retry delay
 (``retry-after-ms``/``retry-after`` headers; Gemini's ``RetryInfo.retryDelay``). There is no
 model fallback: a judge that keeps failing becomes an abstention with its reason.
+Authentication errors, bad requests and unknown models are final at once: retrying cannot
+cure them (a missing key, which LiteLLM reports as a 500, is an authentication error).
+
+A failure's ``error`` is a reason code and a fixed sentence (plus the HTTP status and the
+exception's class): provider messages can carry endpoint URLs and partly masked keys, so
+their text goes to this process's log only, never to results or the database.
 
 A reply is classified the same way whichever provider sent it (LiteLLM normalises them):
 ``finish_reason == "content_filter"`` (Anthropic ``stop_reason: refusal``, Gemini
@@ -34,6 +40,7 @@ from litellm import exceptions as errors  # noqa: E402
 from judge.llm.client import ChatRequest, ChatResult, FailureReason  # noqa: E402
 from judge.settings import Settings  # noqa: E402
 
+log = logging.getLogger(__name__)
 litellm.suppress_debug_info = True
 litellm.telemetry = False
 logging.getLogger("LiteLLM").setLevel(logging.ERROR)
@@ -50,8 +57,19 @@ _FINAL: dict[type[BaseException], FailureReason] = {
     errors.ContentPolicyViolationError: "refused",
     errors.AuthenticationError: "auth_error",
     errors.PermissionDeniedError: "auth_error",
+    errors.NotFoundError: "unknown_model",
     errors.BadRequestError: "bad_request",
-    errors.NotFoundError: "bad_request",
+}
+#: What a provider says when no key reached it (LiteLLM reports it as a 500).
+_MISSING_KEY = ("missing credentials", "api_key client option must be set", "no api key")
+_PUBLIC_ERRORS: dict[str, str] = {
+    "timed_out": "the provider did not answer in time",
+    "rate_limit": "the provider kept refusing for rate limits",
+    "provider_error": "the provider failed to answer",
+    "refused": "the provider refused the request (content policy)",
+    "auth_error": "the provider refused the credentials, or none were configured",
+    "bad_request": "the provider rejected the request as invalid",
+    "unknown_model": "the provider does not know this model",
 }
 
 
@@ -82,6 +100,8 @@ def classify(exc: BaseException) -> tuple[FailureReason, bool]:
     """(reason, retryable) for an exception raised by a LiteLLM call."""
     if isinstance(exc, asyncio.TimeoutError | TimeoutError):
         return "timed_out", True
+    if any(marker in str(exc).lower() for marker in _MISSING_KEY):
+        return "auth_error", False
     for kind, reason in _RETRYABLE.items():
         if isinstance(exc, kind):
             return reason, True
@@ -92,6 +112,14 @@ def classify(exc: BaseException) -> tuple[FailureReason, bool]:
     if isinstance(status, int) and status >= 500:
         return "provider_error", True
     return "provider_error", False
+
+
+def public_error(reason: str, exc: BaseException, attempts: int) -> str:
+    """What callers may see of a failed call: no provider text (see the module docstring)."""
+    status = getattr(exc, "status_code", None)
+    facts = [f"HTTP {status}"] if isinstance(status, int) else []
+    facts += [type(exc).__name__, f"{attempts} attempt{'s' if attempts != 1 else ''}"]
+    return f"{reason}: {_PUBLIC_ERRORS.get(reason, 'the call failed')} ({'; '.join(facts)})"
 
 
 _RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
@@ -186,12 +214,20 @@ class LiteLLMClient:
                 if retryable and attempts <= self._retry.max_retries:
                     await asyncio.sleep(self._backoff(attempts, _retry_after(exc)))
                     continue
+                log.warning(
+                    "call to %s failed (%s, %d attempt(s)): %s: %s",
+                    request.model,
+                    reason,
+                    attempts,
+                    type(exc).__name__,
+                    str(exc)[:1000],
+                )
                 return ChatResult(
                     model=request.model,
                     resolved_model=None,
                     content=None,
                     failure=reason,
-                    error=f"{type(exc).__name__}: {str(exc)[:300]}",
+                    error=public_error(reason, exc, attempts),
                     prompt_tokens=prompt_tokens,
                     completion_tokens=completion_tokens,
                     cost_usd=cost,
@@ -214,7 +250,7 @@ class LiteLLMClient:
                     resolved_model=None,
                     content=None,
                     failure="provider_error",
-                    error=f"unusable reply ({type(exc).__name__}: {exc})",
+                    error=f"provider_error: the reply has no usable message ({type(exc).__name__})",
                     prompt_tokens=prompt_tokens,
                     completion_tokens=completion_tokens,
                     cost_usd=cost,
@@ -252,7 +288,7 @@ class LiteLLMClient:
         if request.api_base:
             args["api_base"] = request.api_base
         if request.api_key:
-            args["api_key"] = request.api_key
+            args["api_key"] = request.api_key.get_secret_value()
         return args
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
@@ -271,3 +307,18 @@ class LiteLLMClient:
         hidden = getattr(response, "_hidden_params", None) or {}
         value = hidden.get("response_cost")
         return float(value) if isinstance(value, int | float) else 0.0
+
+
+#: parts of a variable name that mark a credential (``OLLAMA_API_BASE`` is not one)
+_CREDENTIAL_MARKS = ("KEY", "TOKEN", "SECRET", "CREDENTIAL", "PASSWORD")
+
+
+def missing_credentials(model: str, api_base: str | None) -> list[str]:
+    """For a judge without an explicit key: the environment variables LiteLLM would read its
+    key from (any one would do), when none is set; empty when nothing is missing or LiteLLM
+    does not know the provider. Asked at start-up (``judge serve``/``worker``/``calibrate``)."""
+    check = litellm.validate_environment(model=model, api_base=api_base)
+    if check.get("keys_in_environment"):
+        return []
+    missing = [str(name) for name in check.get("missing_keys") or []]
+    return [name for name in missing if any(mark in name.upper() for mark in _CREDENTIAL_MARKS)]

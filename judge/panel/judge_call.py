@@ -8,10 +8,11 @@ off-scale value, a missing dimension, a tool call instead of the judgment)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry import trace
+from pydantic import SecretStr
 
 from judge.domain.item import Item
 from judge.domain.judgment_schema import (
@@ -22,11 +23,20 @@ from judge.domain.judgment_schema import (
 )
 from judge.domain.result import CallRecord
 from judge.domain.rubric import Dimension, Rubric
-from judge.llm.client import ChatClient, ChatRequest, ChatResult
+from judge.domain.text_safety import storable_text
+from judge.llm.client import ChatClient, ChatRequest, ChatResult, as_secret
 from judge.llm.prompts import build_messages, prompt_hash, repair_message
 from judge.tracing import tracer
 
 _RAW_REPLY_LIMIT = 20_000
+_MODEL_NAME_LIMIT = 200  # the judgments.resolved_model column
+
+
+def _resolved(result: ChatResult) -> str | None:
+    """The provider's model name, as it can be stored (a provider may send anything)."""
+    if result.resolved_model is None:
+        return None
+    return storable_text(result.resolved_model, _MODEL_NAME_LIMIT) or None
 
 
 @dataclass(frozen=True)
@@ -36,8 +46,11 @@ class JudgeTarget:
     model: str
     params: dict[str, Any]
     api_base: str | None
-    api_key: str | None
+    api_key: SecretStr | None = field(repr=False)
     timeout_s: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "api_key", as_secret(self.api_key))
 
 
 @dataclass(frozen=True)
@@ -59,7 +72,7 @@ def _record(result: ChatResult, target: JudgeTarget, phash: str, purpose: str) -
     outcome = "ok" if result.ok else str(result.failure)
     return CallRecord(
         requested_model=target.model,
-        resolved_model=result.resolved_model,
+        resolved_model=_resolved(result),
         params=target.params,
         prompt_hash=phash,
         purpose="repair" if purpose == "repair" else "judge",
@@ -70,7 +83,9 @@ def _record(result: ChatResult, target: JudgeTarget, phash: str, purpose: str) -
         attempts=result.attempts,
         cached=result.cached,
         outcome=outcome,
-        raw_reply=(result.content or "")[:_RAW_REPLY_LIMIT] if result.content is not None else None,
+        raw_reply=(
+            storable_text(result.content, _RAW_REPLY_LIMIT) if result.content is not None else None
+        ),
     )
 
 
@@ -141,7 +156,7 @@ async def run_judge(
         )
     problems, ratings = _problems(result, dimensions, participants)
     cut = set(problems) if result.truncated else set()
-    resolved = result.resolved_model
+    resolved = _resolved(result)
     if problems:
         repair_messages = [
             *messages,
@@ -168,7 +183,7 @@ async def run_judge(
             _record(repair, target, prompt_hash(repair_messages, schema, target.params), "repair")
         )
         if repair.ok:
-            resolved = repair.resolved_model or resolved
+            resolved = _resolved(repair) or resolved
             second, second_ratings = _problems(repair, dimensions, participants)
             for dim_id in list(problems):
                 if dim_id in second_ratings:

@@ -21,7 +21,8 @@ from judge.domain.result import (
 )
 from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric
 from judge.domain.setting import check_item_fits
-from judge.llm.client import ChatClient
+from judge.errors import JudgeMisconfigured
+from judge.llm.client import CONFIGURATION_FAILURES, ChatClient
 from judge.panel.aggregate import aggregate
 from judge.panel.judge_call import JudgeOutcome, JudgeTarget, run_judge
 
@@ -103,6 +104,15 @@ def _summary(rubric: Rubric, dims: dict[str, DimensionResult]) -> dict[str, Any]
     return {"score": score, "range": [0, 1], "dimensions": used, "excluded_untrusted": excluded}
 
 
+def _stop_if_misconfigured(outcomes: list[JudgeOutcome]) -> None:
+    """A judge that cannot be called at all fails the item instead of abstaining on it: every
+    other item would abstain the same way (see :data:`CONFIGURATION_FAILURES`)."""
+    for outcome in outcomes:
+        for abstention in outcome.abstentions.values():
+            if abstention.reason in CONFIGURATION_FAILURES:
+                raise JudgeMisconfigured(outcome.model, abstention.reason, abstention.detail)
+
+
 async def score_item(
     *,
     rubric: Rubric,
@@ -124,6 +134,7 @@ async def score_item(
             for t in panel.judges
         )
     )
+    _stop_if_misconfigured(outcomes)
     quorum = panel.quorum or policy.quorum
     participants = tuple(p.id for p in item.clients)
     input_flags = [INSTRUCTIONS_FLAG] if contains_instructions(item) else []

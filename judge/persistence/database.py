@@ -15,6 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import event
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -39,6 +40,18 @@ class DatabaseNotMigrated(JudgeError):
 
 class DatabaseUnavailable(JudgeError):
     pass
+
+
+def is_unavailable(exc: BaseException) -> bool:
+    """A failure of the database itself (unreachable, connection lost, locked, timed out), as
+    opposed to a statement or a value it refuses."""
+    if isinstance(exc, DatabaseUnavailable | DatabaseNotMigrated):
+        return True
+    if isinstance(exc, OperationalError | InterfaceError | DisconnectionError | OSError):
+        return True
+    if isinstance(exc, TimeoutError):
+        return True
+    return isinstance(exc, DBAPIError) and exc.connection_invalidated
 
 
 def safe_url(url: str) -> str:

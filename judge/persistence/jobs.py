@@ -4,17 +4,21 @@ failed through guarded updates, so a redelivered task can never score an item tw
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlmodel import col
+from sqlmodel import SQLModel, col
 
 from judge.domain.result import CallRecord
+from judge.persistence.database import Database, DatabaseUnavailable, is_unavailable
 from judge.persistence.tables import Batch, Judgment, ScoreJob, utcnow
+
+log = logging.getLogger(__name__)
 
 QUEUED, RUNNING, COMPLETED, FAILED = "queued", "running", "completed", "failed"
 
@@ -41,6 +45,97 @@ class BatchProgress:
 async def add_jobs(session: AsyncSession, jobs: Sequence[ScoreJob]) -> None:
     session.add_all(list(jobs))
     await session.flush()
+
+
+async def _try_insert(
+    database: Database, parents: Sequence[SQLModel], rows: Sequence[SQLModel], *, commit: bool
+) -> BaseException | None:
+    """Insert ``parents`` then ``rows`` in one transaction; the row error, if any (the
+    transaction is then rolled back). Without ``commit`` it is a probe: always rolled back."""
+    async with database.session() as session:
+        try:
+            session.add_all(list(parents))
+            await session.flush()
+            session.add_all(list(rows))
+            await session.flush()
+            if commit:
+                await session.commit()
+            else:
+                await session.rollback()
+        except Exception as exc:
+            await session.rollback()
+            if is_unavailable(exc):
+                raise DatabaseUnavailable(f"the database failed during an insert: {exc}") from exc
+            return exc
+    return None
+
+
+def refusal_reason(exc: BaseException) -> str:
+    """A reason code for a value the database refused (its message is for the log only)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(chain) < 8:
+        chain.append(current)
+        current = current.__cause__ or current.__context__ or getattr(current, "orig", None)
+    text = " ".join(f"{type(e).__name__} {e}" for e in chain).lower()
+    if any(isinstance(e, UnicodeError) for e in chain) or "surrogates not allowed" in text:
+        return "unencodable_text"
+    if "0x00" in text or "characternotinrepertoire" in text or "nul character" in text:
+        return "nul_character"
+    if "too long" in text or "stringdatarighttruncation" in text:
+        return "value_too_long"
+    return "value_refused"
+
+
+async def _refused(
+    database: Database, parents: Sequence[SQLModel], rows: Sequence[SQLModel], offset: int = 0
+) -> dict[int, str]:
+    """Indexes of the rows the database refuses, with the error class, by bisection."""
+    error = await _try_insert(database, parents, rows, commit=False)
+    if error is None:
+        return {}
+    if len(rows) == 1:
+        return {offset: refusal_reason(error)}
+    half = len(rows) // 2
+    found = await _refused(database, parents, rows[:half], offset)
+    return found | await _refused(database, parents, rows[half:], offset + half)
+
+
+async def insert_skipping_refused(
+    database: Database,
+    parents: Sequence[SQLModel],
+    rows: Sequence[SQLModel],
+    *,
+    before_commit: Callable[[dict[int, str]], None] | None = None,
+) -> dict[int, str]:
+    """Insert ``parents`` and ``rows``; a row the database refuses (a value it cannot hold)
+    is left out instead of failing the others. Returns {row index: error class} of the left
+    out rows; ``before_commit`` sees them first (e.g. to count them on a parent row).
+
+    One transaction in the normal case. When it fails, the culprits are found by bisection in
+    rolled-back probes, then the rest is inserted in one transaction. The database's message is
+    logged, never returned. A lost database raises :class:`DatabaseUnavailable`.
+    """
+    error = await _try_insert(database, parents, rows, commit=True)
+    if error is None:
+        return {}
+    refused = await _refused(database, parents, rows)
+    if not refused:
+        raise error  # the parents themselves are refused: not a row's fault
+    log.warning(
+        "the database refused %d of %d rows (%s), left out; the first error: %s",
+        len(refused),
+        len(rows),
+        ", ".join(f"row {i}: {kind}" for i, kind in sorted(refused.items())),
+        error,
+    )
+    if before_commit is not None:
+        before_commit(refused)
+    kept = [row for i, row in enumerate(rows) if i not in refused]
+    error = await _try_insert(database, parents, kept, commit=True)
+    if error is not None:
+        raise error
+    return refused
 
 
 async def get_job(session: AsyncSession, job_id: str) -> ScoreJob | None:
@@ -151,6 +246,17 @@ async def fail_job(session: AsyncSession, job_id: str, error: str) -> None:
         .values(status=FAILED, error=error, finished_at=utcnow(), lease_until=None)
     )
     await session.commit()
+
+
+async def fail_queued(session: AsyncSession, batch_id: str, error: str) -> int:
+    """Fail every still-queued job of a batch (a run stopped); returns how many."""
+    result = await session.execute(
+        update(ScoreJob)
+        .where(col(ScoreJob.batch_id) == batch_id, col(ScoreJob.status) == QUEUED)
+        .values(status=FAILED, error=error, finished_at=utcnow(), lease_until=None)
+    )
+    await session.commit()
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 async def batch_progress(session: AsyncSession, batch: Batch) -> BatchProgress:

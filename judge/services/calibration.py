@@ -22,13 +22,14 @@ from sqlalchemy import select, update
 from sqlmodel import col
 
 from judge import metrics
-from judge.domain.item import SUPPORTER_ROLES
+from judge.domain.item import SUPPORTER_ROLES, StoredId
 from judge.domain.rubric import RankedScale, Rubric
+from judge.domain.text_safety import json_problem, text_problem
 from judge.errors import ItemInvalid, JudgeError
 from judge.persistence import jobs as repo
 from judge.persistence.tables import Batch, CalibrationRun, ScoreJob, utcnow
 from judge.services.calibration_report import ScoredItem, calibration_report, flag_inputs
-from judge.services.jobs import JobService, new_id
+from judge.services.jobs import DB_REFUSED, JobService, new_id
 
 CALIBRATION = "calibration"
 
@@ -38,7 +39,7 @@ class LabelledItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    id: str | None = None
+    id: StoredId | None = None
     item: dict[str, Any]
     labels: dict[str, dict[str, Any]] = Field(min_length=1, description="expert -> dim -> value")
 
@@ -55,6 +56,15 @@ def normalise_labels(
     names = rubric.dimension_names()
     out: dict[str, dict[str, Any]] = {}
     for expert, ratings in labels.items():
+        problem = text_problem(expert, controls=True) or (
+            "is longer than 100 characters" if len(expert) > 100 else None
+        )
+        if problem:
+            raise ItemInvalid(f"{prefix}.labels", f"an expert name {problem}")
+        found = json_problem(ratings, max_depth=4)
+        if found:
+            where = f".{found[0]}" if found[0] and found[0][0] != "[" else found[0]
+            raise ItemInvalid(f"{prefix}.labels.{expert}{where}", found[1])
         if not isinstance(ratings, dict):
             raise ItemInvalid(f"{prefix}.labels.{expert}", "must map dimension ids to labels")
         clean: dict[str, Any] = {}
@@ -176,12 +186,14 @@ class CalibrationService:
             )
             for n, (entry, _) in enumerate(labelled)
         ]
-        async with self.jobs.database.session() as session:
-            session.add(batch)
-            await session.flush()
-            session.add(run)
-            await repo.add_jobs(session, jobs)
-            await session.commit()
+
+        def all_or_nothing(refused: dict[int, str]) -> None:
+            first = min(refused)
+            raise ItemInvalid(f"items[{first}]", DB_REFUSED.format(refused[first]))
+
+        await repo.insert_skipping_refused(
+            self.jobs.database, [batch, run], jobs, before_commit=all_or_nothing
+        )
         metrics.job_submitted(rubric.id, len(jobs))  # as they count when they finish
         return run, [j.id for j in jobs]
 

@@ -23,7 +23,7 @@ from opentelemetry import trace
 from judge import metrics
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import Rubric
-from judge.errors import ItemInvalid, JudgeError
+from judge.errors import ItemInvalid, JudgeError, JudgeMisconfigured
 from judge.panel.run import Panel
 from judge.persistence import jobs as repo
 from judge.persistence.database import Database
@@ -65,6 +65,19 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
+#: why the database refused a row, as callers see it (its own message goes to the log only)
+DB_REFUSED = "the database could not store this item ({})"
+
+
+def failure_message(exc: BaseException, attempts: int) -> str:
+    """A job's ``error`` after its runs kept raising: a reason code, never the exception's
+    text (it can hold SQL or provider messages). The full error is in the worker's log."""
+    return (
+        f"internal_error: scoring raised {type(exc).__name__} on {attempts} attempt(s); "
+        "the service log has the details (search for the job id)"
+    )
+
+
 @dataclass
 class JobService:
     settings: Settings
@@ -76,6 +89,8 @@ class JobService:
     #: called with a finished batch job (e.g. to complete a calibration run when its last
     #: item is done); a hook's failure is logged and never fails the job
     batch_job_hooks: list[Callable[[ScoreJob], Awaitable[None]]] = field(default_factory=list)
+    #: set when a judge turned out unusable (see :class:`JudgeMisconfigured`); stops run_all
+    misconfigured: JudgeMisconfigured | None = None
 
     # -- panels and rubrics -----------------------------------------------------------------
     def panel(self, name: str | None) -> Panel:
@@ -113,9 +128,9 @@ class JobService:
         panel = self.panel(panel_name)
         item = validate_for_rubric(raw_item, rubric)
         job = self._job(rubric, panel, raw_item, item.id)
-        async with self.database.session() as session:
-            await repo.add_jobs(session, [job])
-            await session.commit()
+        refused = await repo.insert_skipping_refused(self.database, [], [job])
+        if refused:
+            raise ItemInvalid("item", DB_REFUSED.format(refused[0]))
         metrics.job_submitted(rubric.id)
         return job
 
@@ -148,16 +163,23 @@ class JobService:
                 rejections.append(Rejection(line_no, exc.field, exc.detail))
                 continue
             jobs.append(self._job(rubric, panel, raw, item.id, batch_id=batch.id, position=line_no))
-        batch.total = len(jobs)
-        batch.rejected = len(rejections)
-        batch.rejections_json = json.dumps([r.as_dict() for r in rejections])
-        async with self.database.session() as session:
-            session.add(batch)
-            await session.flush()
-            await repo.add_jobs(session, jobs)
-            await session.commit()
-        metrics.job_submitted(rubric.id, len(jobs))
-        return batch, [j.id for j in jobs]
+
+        def count(refused: dict[int, str]) -> None:
+            for index, kind in refused.items():
+                line = jobs[index].position or 0
+                rejections.append(Rejection(line, "item", DB_REFUSED.format(kind)))
+            rejections.sort(key=lambda r: r.line)
+            batch.total = len(jobs) - len(refused)
+            batch.rejected = len(rejections)
+            batch.rejections_json = json.dumps([r.as_dict() for r in rejections])
+
+        count({})
+        refused = await repo.insert_skipping_refused(
+            self.database, [batch], jobs, before_commit=count
+        )
+        accepted = [j.id for i, j in enumerate(jobs) if i not in refused]
+        metrics.job_submitted(rubric.id, len(accepted))
+        return batch, accepted
 
     # -- run ---------------------------------------------------------------------------------
     async def run_job(self, job_id: str) -> bool:
@@ -186,7 +208,7 @@ class JobService:
             panel = self.panel(job.panel_name)
         except JudgeError as exc:
             async with self.database.session() as session:
-                await repo.fail_job(session, job_id, exc.message)
+                await repo.fail_job(session, job_id, f"invalid_job: {exc.message}")
             metrics.job_finished(job.rubric_id, "failed")
             return True
         started = time.perf_counter()
@@ -194,6 +216,9 @@ class JobService:
         try:
             with metrics.job_running(rubric.id):
                 result = await self.scorer.score(rubric, item, panel, use_cache=job.use_cache)
+        except JudgeMisconfigured as exc:
+            await self._stop_misconfigured(job, exc)
+            return True
         except Exception:
             # hand the job back at once, so a retry need not wait for the lease to lapse
             async with self.database.session() as session:
@@ -222,6 +247,21 @@ class JobService:
             await self._run_batch_hooks(job)
         return finished
 
+    async def _stop_misconfigured(self, job: ScoreJob, exc: JudgeMisconfigured) -> None:
+        """Fail this job and the rest of its batch: every item would fail the same way."""
+        log.error("job %s: %s", job.id, exc.message)
+        self.misconfigured = exc
+        message = f"judge_misconfigured: {exc.message}"
+        async with self.database.session() as session:
+            await repo.fail_job(session, job.id, message)
+            stopped = await repo.fail_queued(session, job.batch_id, message) if job.batch_id else 0
+        for _ in range(1 + stopped):
+            metrics.job_finished(job.rubric_id, "failed")
+        if stopped:
+            log.error("batch %s stopped: %d queued job(s) failed", job.batch_id, stopped)
+        if job.batch_id:
+            await self._run_batch_hooks(job)
+
     async def _run_batch_hooks(self, job: ScoreJob) -> None:
         for hook in self.batch_job_hooks:
             try:
@@ -233,12 +273,16 @@ class JobService:
         """Run jobs in this process, ``concurrency`` at a time (default: the worker setting),
         for commands that need no server (``judge calibrate``, ``judge beat`` without Redis)."""
         limit = asyncio.Semaphore(concurrency or self.settings.worker.concurrency)
+        self.misconfigured = None
 
         async def one(job_id: str) -> None:
             async with limit:
-                await self.run_job(job_id)
+                if self.misconfigured is None:
+                    await self.run_job(job_id)
 
         await asyncio.gather(*(one(j) for j in job_ids))
+        if self.misconfigured is not None:
+            raise self.misconfigured
 
     async def _keep_lease(self, job_id: str, lease: float) -> None:
         while True:

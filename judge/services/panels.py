@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import SecretStr
+
 from judge.errors import ConfigError, PanelNotFound
 from judge.panel.judge_call import JudgeTarget
 from judge.panel.run import Panel
@@ -50,12 +52,12 @@ def resolve_panel(
     targets = []
     for judge in spec.judges:
         api_base: str | None
-        api_key: str | None
+        api_key: SecretStr | None
         if judge.simulated:
             if simulator_url is None:
                 raise ConfigError(f"panel {name!r} uses the simulator, but it is not running")
             api_base = simulator_api_base(judge.model, simulator_url)
-            api_key = SIMULATOR_API_KEY
+            api_key = SecretStr(SIMULATOR_API_KEY)
         else:
             api_base, api_key = judge.api_base or settings.llm.api_base, settings.api_key_for(judge)
         targets.append(
@@ -89,6 +91,49 @@ def simulator_api_base(model: str, simulator_url: str) -> str:
     if provider == "gemini":
         return f"{root}/v1beta"
     return simulator_url
+
+
+def credential_problems(
+    settings: Settings, names: list[str] | None = None, *, provider_rules: bool = True
+) -> list[str]:
+    """What stops the judges of the named panels (default: every panel) from authenticating,
+    one sentence per judge naming the panel, the judge and the missing setting. Without
+    ``provider_rules`` only explicit settings are checked (no LiteLLM import)."""
+    problems = []
+    for name in names if names is not None else panel_names(settings):
+        _, spec = panel_spec(settings, name)
+        for judge in spec.judges:
+            if judge.simulated:
+                continue
+            where = f"panel {name!r}, judge {judge.model!r}"
+            if judge.api_key_env and settings.api_key_for(judge) is None:
+                problems.append(
+                    f"{where}: api_key_env names {judge.api_key_env}, which is not set "
+                    "(or is empty) in this process's environment"
+                )
+            elif provider_rules and settings.api_key_for(judge) is None:
+                from judge.llm.litellm_client import missing_credentials
+
+                missing = missing_credentials(judge.model, judge.api_base or settings.llm.api_base)
+                if missing:
+                    problems.append(
+                        f"{where}: no API key: set {' or '.join(missing)}, give the judge "
+                        "api_key_env (the name of a variable holding its key), or set "
+                        "JUDGE_LLM__API_KEY"
+                    )
+    return problems
+
+
+def check_credentials(
+    settings: Settings, names: list[str] | None = None, *, provider_rules: bool = True
+) -> None:
+    """Raise :class:`ConfigError` listing every judge that cannot authenticate."""
+    problems = credential_problems(settings, names, provider_rules=provider_rules)
+    if problems:
+        raise ConfigError(
+            "these judges cannot authenticate, so every call would fail:\n  "
+            + "\n  ".join(problems)
+        )
 
 
 def needs_simulator(spec: PanelSpec) -> bool:

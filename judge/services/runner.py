@@ -15,7 +15,7 @@ import logging
 from collections.abc import Sequence
 
 from judge.persistence import jobs as repo
-from judge.services.jobs import JobService
+from judge.services.jobs import JobService, failure_message
 
 log = logging.getLogger(__name__)
 _FINISHED = (repo.COMPLETED, repo.FAILED)
@@ -121,7 +121,7 @@ class InProcessRunner:
                 log.error(
                     "job %s raised %r on %d attempts; marking it failed", job_id, exc, attempts
                 )
-                await self._jobs.give_up(job_id, f"scoring kept failing: {exc!r}")
+                await self._jobs.give_up(job_id, failure_message(exc, attempts))
                 return
         except Exception:
             attempts = 1

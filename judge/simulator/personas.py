@@ -26,8 +26,8 @@ SIMPLE_PERSONAS = (
     "blocked",
     "wrong-tool",
 )
-FAULT_KINDS = ("fail429", "fail500", "overloaded")
-_FAIL = re.compile(r"^(fail429|fail500|overloaded)-(\d{1,6})$")
+FAULT_KINDS = ("fail429", "fail500", "overloaded", "fail401", "fail400")
+_FAIL = re.compile(r"^(fail429|fail500|overloaded|fail401|fail400)-(\d{1,6})$")
 _REPLAY = re.compile(r"^replay-([A-Za-z0-9_.\-]+)$")
 DESCRIPTIONS = {
     "accurate": "reference labels when known, else a deterministic reading of the text",
@@ -43,6 +43,8 @@ DESCRIPTIONS = {
     "stop_reason refusal, Gemini promptFeedback.blockReason)",
     "wrong-tool": "answers with a call to a tool the caller did not ask for",
     "fail429-N": "the first N calls per distinct prompt get HTTP 429, then accurate",
+    "fail401-N": "the first N calls per distinct prompt get HTTP 401 (key refused), then accurate",
+    "fail400-N": "the first N calls per distinct prompt get HTTP 400 (bad request), then accurate",
     "fail500-N": "the first N calls per distinct prompt get HTTP 500, then accurate",
     "overloaded-N": "the first N calls per distinct prompt are overloaded (Anthropic 529, "
     "OpenAI and Gemini 503), then accurate",
@@ -95,7 +97,8 @@ def parse_persona(name: str, replay_names: frozenset[str] | set[str] | None = No
         return Persona("replay", tag, replay_name=replay.group(1))
     raise UnknownPersona(
         f"the model {name!r} names no simulator persona; use <persona>[@<tag>] with persona "
-        f"one of {', '.join(SIMPLE_PERSONAS)}, fail429-N, fail500-N, overloaded-N, "
+        f"one of {', '.join(SIMPLE_PERSONAS)}, fail429-N, fail500-N, fail401-N, fail400-N, "
+        "overloaded-N, "
         "replay-NAME, or an alias"
     )
 

@@ -146,6 +146,10 @@ class SimulatorState:
                 "simulated rate limit reached; retry after the indicated delay.",
                 retry_after_ms=self.options.retry_after_ms,
             )
+        if fault == "fail401":
+            raise SimError("authentication", "simulated: incorrect API key provided")
+        if fault == "fail400":
+            raise SimError("invalid_request", "simulated: the request is invalid")
         base = self.options.slow_latency_ms if persona.kind == "slow" else self.options.latency_ms
         jitter = self.options.jitter_ms
         delay_ms = base + (self.jitter_rng.uniform(-jitter, jitter) if jitter > 0 else 0.0)

@@ -21,6 +21,7 @@ from celery.signals import worker_ready, worker_shutdown
 
 from judge import metrics
 from judge.redis_client import redis_client
+from judge.services.jobs import failure_message
 from judge.services.notify import publish_done
 from judge.services.runtime import ServiceRuntime, build_runtime
 from judge.settings import Settings, load_settings
@@ -122,7 +123,7 @@ def create_celery(settings: Settings) -> Celery:
         except Exception as exc:
             if self.request.retries >= MAX_RETRIES:
                 log.error("job %s raised %r %d times; marking it failed", job_id, exc, MAX_RETRIES)
-                rt.run(rt.runtime.jobs.give_up(job_id, f"scoring kept failing: {exc!r}"))
+                rt.run(rt.runtime.jobs.give_up(job_id, failure_message(exc, MAX_RETRIES)))
                 rt.run(publish_done(rt.redis, job_id))
                 return
             delay = min(60, 2 ** min(self.request.retries, 6))

@@ -61,6 +61,12 @@ SERVICE_ENV = {
 DEFAULT_PANEL = ("openai/accurate", "openai/noisy", "openai/lenient")
 #: Two accurate judges and one that answers HTTP 429 twice per prompt before it succeeds.
 FLAKY_PANEL = ("openai/fail429-2", "openai/accurate@a", "openai/accurate@b")
+#: Two accurate judges and one whose provider always fails (HTTP 500): it abstains.
+FAILING_PANEL = ("openai/fail500-999999", "openai/accurate@a", "openai/accurate@b")
+#: Two accurate judges and one the provider does not know (HTTP 404): a configuration error.
+UNKNOWN_MODEL_PANEL = ("openai/no-such-model", "openai/accurate@a", "openai/accurate@b")
+#: The databases every bad-input and attack test runs on (``service_stack``).
+BACKENDS = ("sqlite", "postgresql")
 
 #: Child processes cache their bytecode here (outside the repository and the virtualenv):
 #: with ``PYTHONDONTWRITEBYTECODE`` set, every process would compile LiteLLM from source.
@@ -336,7 +342,8 @@ def service_simulator() -> Iterator[SimulatorProcess]:
 
 @pytest.fixture(scope="session")
 def service_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``JUDGE_CONFIG``: the simulated ``default`` panel and a ``flaky`` one."""
+    """``JUDGE_CONFIG``: the simulated ``default`` panel, a ``flaky`` one, a ``failing`` one
+    and one with an ``unknown-model`` judge."""
 
     def judges(models: tuple[str, ...]) -> list[dict[str, Any]]:
         return [{"model": m, "simulated": True} for m in models]
@@ -346,6 +353,8 @@ def service_config(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "panels": {
             "default": {"judges": judges(DEFAULT_PANEL)},
             "flaky": {"judges": judges(FLAKY_PANEL)},
+            "failing": {"judges": judges(FAILING_PANEL)},
+            "unknown-model": {"judges": judges(UNKNOWN_MODEL_PANEL)},
         },
         # generous, so they never slow a test down, but the shared limiter runs on every call
         "limits": {DEFAULT_PANEL[0]: {"max_concurrency": 200, "requests_per_minute": 100000}},
@@ -632,3 +641,11 @@ def embedded_stack(
     yield from _module_stack(
         tmp_path_factory, service_simulator, service_config, "embedded-stack", sqlite_url, None
     )
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def service_stack(request: pytest.FixtureRequest) -> ServiceStack:
+    """API and one Celery worker, once on SQLite and once on PostgreSQL: a test that takes
+    this fixture runs on both databases (``sqlite_stack`` and ``postgresql_stack``)."""
+    stack: ServiceStack = request.getfixturevalue(f"{request.param}_stack")
+    return stack

@@ -545,8 +545,10 @@ def test_report_page_is_html_with_the_heatmap(stack: ServiceStack, runs: Runs) -
         assert "line 0.58" in page
         for dim_id in view["report"]["dimensions"]:
             assert f">{dim_id}</text>" in page
-    missing = stack.client.get("/v1/calibrations/no-such-run/report")
+    missing = stack.client.get(f"/v1/calibrations/{'0' * 32}/report")
     assert missing.status_code == 404
+    malformed = stack.client.get("/v1/calibrations/no-such-run/report")
+    assert malformed.status_code == 422
 
 
 def test_bad_calibration_requests_name_the_field(stack: ServiceStack, kumar: KumarData) -> None:
