@@ -332,7 +332,12 @@ def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
     if job.status == repo.COMPLETED and job.result_json:
         result = json.loads(job.result_json)
         for dim_id, dim in result["dimensions"].items():
-            aggregate[dim_id] = dim.get("score")
+            # the run measures the panel's equal aggregate, whatever aggregation scored it:
+            # weights fit on these very items would otherwise be judged on them
+            how = dim.get("aggregation") or {}
+            aggregate[dim_id] = (
+                how["equal_score"] if how.get("method") == "weighted" else dim.get("score")
+            )
             for judge in dim["judges"]:
                 if judge["status"] == "ok":
                     judges.setdefault(judge["model"], {})[dim_id] = judge["rating"]
