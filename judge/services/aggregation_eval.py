@@ -204,7 +204,7 @@ def compare_aggregation(
         "equal": {"agreement": finite(result.baseline), "ci95": _ci(result.baseline_ci95)},
         "weighted": {"agreement": finite(result.candidate), "ci95": _ci(result.candidate_ci95)},
         "difference": {
-            "estimate": finite(result.difference),
+            "estimate": (finite(result.difference) or 0.0) + 0.0,
             "ci95": _ci(result.difference_ci95),
         },
         "weighting_helps": helps,
@@ -217,4 +217,4 @@ def compare_aggregation(
 
 
 def _ci(pair: tuple[float, float]) -> list[float | None]:
-    return [finite(pair[0]), finite(pair[1])]
+    return [None if v is None else v + 0.0 for v in (finite(pair[0]), finite(pair[1]))]  # no -0.0
