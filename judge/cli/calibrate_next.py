@@ -61,7 +61,7 @@ def _simulated_banner(data: dict[str, Any]) -> str:
 # -- compare-aggregation ---------------------------------------------------------------------
 def print_comparison(data: dict[str, Any]) -> None:
     out = console()
-    first = next(iter(data["dimensions"].values()), {})
+    first: dict[str, Any] = next(iter(data["dimensions"].values()), {})
     out.print(
         f"[bold]Equal vs reliability-weighted aggregation[/bold]{_simulated_banner(data)}: "
         f"calibration {data['run_id']}, {data['rubric']['id']} v{data['rubric']['version']}, "
@@ -247,15 +247,6 @@ def plan(
         return
     try:
         lines = _read_pool(pool) if pool else None
-        request = {
-            "rubric_id": rubric_id,
-            "panel_name": panel,
-            "target": target_ci_lower,
-            "dimensions": list(dimensions),
-            "pool": lines,
-            "budget": budget,
-            "seed": seed,
-        }
         if url:
             body = {
                 "rubric": rubric_id,
@@ -268,7 +259,19 @@ def plan(
             }
             data = _remote(url, key, "POST", "/v1/calibrations/plan", json=body)
         else:
-            data = asyncio.run(_here(lambda rt: rt.insights.plan(**request)))
+            data = asyncio.run(
+                _here(
+                    lambda rt: rt.insights.plan(
+                        rubric_id=rubric_id,
+                        panel_name=panel,
+                        target=target_ci_lower,
+                        dimensions=list(dimensions),
+                        pool=lines,
+                        budget=budget,
+                        seed=seed,
+                    )
+                )
+            )
     except (JudgeError, OSError, httpx.HTTPError) as exc:
         fail(getattr(exc, "message", None) or str(exc))
         return

@@ -228,7 +228,7 @@ def test_equal_judges_show_no_gain() -> None:
 def test_too_few_units_or_one_judge_are_not_evaluated() -> None:
     gold = [1, 2, 3, 4, 5, 1, 2, 3]
     few = compare_aggregation(
-        ORDINAL, scored(gold, {m: gold for m in JUDGES}), gold, JUDGES, Tolerance()
+        ORDINAL, scored(gold, dict.fromkeys(JUDGES, gold)), gold, JUDGES, Tolerance()
     )
     assert (few["evaluated"], few["weighting_helps"]) == (False, None)
     assert "fewer than 5 per fold" in few["why"]
