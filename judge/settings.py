@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 import yaml
@@ -162,6 +162,12 @@ class PanelSpec(BaseModel):
     judges: tuple[JudgeSpec, ...] = Field(min_length=1)
     quorum: int | None = Field(default=None, ge=1, description="overrides the rubric's quorum")
     per_dimension_calls: bool = False
+    aggregation: Literal["auto", "equal", "weighted"] = Field(
+        default="auto",
+        description="auto: equal until the applicable calibration of a dimension passes the "
+        "evidence gate and its cross-validated comparison shows reliability weighting helps "
+        "there; equal: always; weighted: wherever a calibration gives every judge a weight",
+    )
 
     @model_validator(mode="after")
     def _quorum_possible(self) -> PanelSpec:

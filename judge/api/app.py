@@ -19,8 +19,10 @@ from judge import __version__
 from judge.api.auth import require_scope
 from judge.api.calibration_routes import (
     create_calibration,
+    get_aggregation_comparison,
     get_calibration,
     get_calibration_report,
+    plan_calibration,
 )
 from judge.api.docs import swagger_assets, swagger_plugin
 from judge.api.meta_routes import get_rubric, health, list_rubrics, ready
@@ -90,6 +92,8 @@ def create_app(settings: Settings) -> Litestar:
             create_calibration,
             get_calibration,
             get_calibration_report,
+            get_aggregation_comparison,
+            plan_calibration,
             get_reliability,
             create_canary,
             list_canaries,

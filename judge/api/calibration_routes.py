@@ -1,4 +1,4 @@
-"""Calibration runs over HTTP (admin scope)."""
+"""Calibration runs, their aggregation comparison and labelling plans over HTTP (admin scope)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,11 @@ from judge.api.routes import PANEL_MAX, RUBRIC_ID_MAX, JobId
 from judge.api.schemas import CalibrationView, responses
 from judge.api.state import ApiState, api_state
 from judge.domain.item import StoredId
+from judge.services.aggregation_eval import DEFAULT_FOLDS, DEFAULT_REPEATS, DEFAULT_RESAMPLES
 from judge.services.calibration import CalibrationNotFound
 from judge.services.calibration_html import render_report_html
+from judge.services.calibration_insights import CalibrationNotReady
+from judge.services.calibration_stats import RESAMPLE_SEED
 
 
 class CalibrationRequest(BaseModel):
@@ -81,3 +84,69 @@ async def get_calibration_report(request: Request[Any, Any, Any], run_id: JobId)
     if "report" not in view:
         raise ProblemError(409, f"calibration {run_id} is still {view['status']}", field="id")
     return Response(render_report_html(view["report"]), media_type="text/html")
+
+
+class PlanRequest(BaseModel):
+    """How many more expert labels each dimension needs, and (with a pool) which items."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubric: str = Field(min_length=1)
+    panel: str | None = None
+    target_ci_lower: float | None = Field(
+        default=None,
+        ge=-1,
+        le=1,
+        description="the line the CI's lower bound must reach (default: the rubric's line)",
+    )
+    dimensions: list[str] = Field(default_factory=list, max_length=200)
+    pool: list[Any] | None = Field(
+        default=None, description="score results of unlabelled items (as GET /v1/scores/{id})"
+    )
+    pool_batch: str | None = Field(
+        default=None, min_length=1, description="a batch scored by this panel: its results"
+    )
+    budget: int | None = Field(default=None, ge=1, le=100_000)
+    seed: int = 0
+
+
+@post(
+    "/v1/calibrations/plan",
+    opt={"scope": "admin"},
+    status_code=200,
+    summary="Plan expert labelling: items needed per dimension, and a stratified proposal",
+)
+async def plan_calibration(request: Request[Any, Any, Any], data: PlanRequest) -> dict[str, Any]:
+    return await api_state(request).runtime.insights.plan(
+        rubric_id=data.rubric,
+        panel_name=data.panel,
+        target=data.target_ci_lower,
+        dimensions=data.dimensions,
+        pool=data.pool,
+        pool_batch=data.pool_batch,
+        budget=data.budget,
+        seed=data.seed,
+    )
+
+
+@get(
+    "/v1/calibrations/{run_id:str}/aggregation",
+    opt={"scope": "admin"},
+    summary="Equal vs reliability-weighted aggregation on a run's items, cross-validated",
+)
+async def get_aggregation_comparison(
+    request: Request[Any, Any, Any],
+    run_id: str,
+    folds: Annotated[int, Parameter(ge=2, le=10)] = DEFAULT_FOLDS,
+    repeats: Annotated[int, Parameter(ge=1, le=200)] = DEFAULT_REPEATS,
+    seed: int = RESAMPLE_SEED,
+    resamples: Annotated[int, Parameter(ge=100, le=20_000)] = DEFAULT_RESAMPLES,
+) -> dict[str, Any]:
+    try:
+        return await api_state(request).runtime.insights.compare_aggregation(
+            run_id, folds=folds, repeats=repeats, seed=seed, resamples=resamples
+        )
+    except CalibrationNotFound as exc:
+        raise ProblemError(404, exc.message, field="id") from None
+    except CalibrationNotReady as exc:
+        raise ProblemError(409, exc.message, field="id") from None

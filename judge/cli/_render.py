@@ -54,6 +54,8 @@ def _agreement(dim: DimensionResult) -> str:
         text += f" modal {a.modal_share:.2f}" + (" tie" if a.tie else "")
     if a.top1_agreement is not None:
         text += f" top1 {a.top1_agreement:.2f}"
+    if dim.aggregation is not None and dim.aggregation.method == "weighted":
+        text += f"\nweighted (equal: {dim.aggregation.equal_score})"
     return text
 
 

@@ -1,4 +1,7 @@
 """``judge calibrate``: measure a panel against expert labels and print the reliability report.
+``judge calibrate plan`` and ``judge calibrate compare-aggregation`` (in
+:mod:`judge.cli.calibrate_next`) plan further labelling and compare equal with
+reliability-weighted aggregation.
 
 Without ``--url`` it runs here, on the configured database (so later scores on that
 database use the result); with ``--url`` it submits to a running server. ``--rescue FILE``
@@ -46,7 +49,7 @@ async def _run_here(
         await runtime.close()
 
 
-def _checked(response: httpx.Response) -> dict[str, Any]:
+def checked(response: httpx.Response) -> dict[str, Any]:
     if response.status_code >= 400:
         try:
             problem = response.json()
@@ -63,10 +66,10 @@ def _run_remote(
 ) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     with httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=None) as client:
-        view = _checked(client.post("/v1/calibrations", params={"wait": 600}, json=body))
+        view = checked(client.post("/v1/calibrations", params={"wait": 600}, json=body))
         while view["status"] != "completed":
             time.sleep(poll_s)
-            view = _checked(client.get(f"/v1/calibrations/{view['id']}"))
+            view = checked(client.get(f"/v1/calibrations/{view['id']}"))
         return view
 
 
@@ -152,7 +155,7 @@ def print_report(report: dict[str, Any]) -> None:
             )
 
 
-@click.command("calibrate")
+@click.command("run")
 @click.option("--rubric", "rubric_id", required=True)
 @click.option("--panel", default=None, help="configured panel (default: the default panel)")
 @click.option("--label", default=None, help="a name for this run")
@@ -188,7 +191,7 @@ def print_report(report: dict[str, Any]) -> None:
 @click.argument(
     "labels", nargs=-1, required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
-def calibrate(
+def run_calibration(
     rubric_id: str,
     panel: str | None,
     label: str | None,
@@ -232,3 +235,31 @@ def calibrate(
         print_report(report)
         if report_path:
             click.echo(f"HTML report: {report_path}")
+
+
+class _RunByDefault(click.Group):
+    """``judge calibrate [run] --rubric ...`` runs a calibration, as it always has; other
+    subcommands are named. Written here rather than taken from click-default-group: it is
+    these few lines, and a dependency (plus its type stubs) would change the shared lock."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h")):
+            args.insert(0, "run")
+        return super().parse_args(ctx, args)
+
+
+@click.group("calibrate", cls=_RunByDefault)
+def calibrate() -> None:
+    """Calibrate a panel against expert labels (``judge calibrate [run] --rubric ID FILES``),
+    plan further labelling, compare equal with reliability-weighted aggregation."""
+
+
+def _register() -> None:
+    from judge.cli.calibrate_next import compare_aggregation, plan
+
+    calibrate.add_command(run_calibration)
+    calibrate.add_command(plan)
+    calibrate.add_command(compare_aggregation)
+
+
+_register()

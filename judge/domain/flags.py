@@ -13,7 +13,8 @@ replaces the published prior only when two or more experts labelled ``min_items`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from judge.domain.result import ReliabilityFlag
 from judge.domain.rubric import Prior, ReliabilityPolicy
@@ -31,6 +32,12 @@ class Calibration:
     experts' median pairwise agreement, measured by ``n_experts`` experts on ``expert_n``
     items that two or more of them labelled. ``simulated`` marks a run whose panel had a
     simulator persona.
+
+    For reliability-weighted aggregation (:mod:`judge.domain.aggregation`):
+    ``judge_agreement`` is each judge's own agreement with the experts (the same metric, model
+    -> value) and ``weighting_helps`` whether the run's cross-validated comparison showed the
+    weighted aggregate beating the equal one (None: not evaluated). ``units`` counts the
+    independent resampling units (groups, or items) behind ``ci95`` (planning uses it).
     """
 
     run_id: str
@@ -43,6 +50,22 @@ class Calibration:
     n_experts: int = 0
     simulated: bool = False
     metric: str | None = None
+    judge_agreement: Mapping[str, float | None] = field(default_factory=dict)
+    weighting_helps: bool | None = None
+    units: int | None = None
+
+    def passes_evidence_gate(self, policy: ReliabilityPolicy) -> bool:
+        """Enough evidence to vouch (DESIGN.md section 2): n >= ``min_items``, the CI's lower
+        bound at or above the floor, coverage >= ``min_coverage``."""
+        low = self.ci95[0] if self.ci95 else None
+        return (
+            self.judge_kappa is not None
+            and self.n >= policy.min_items
+            and low is not None
+            and low >= policy.floor
+            and self.coverage is not None
+            and self.coverage >= policy.min_coverage
+        )
 
     def expert_baseline_counts(self, policy: ReliabilityPolicy) -> bool:
         """Whether the run's expert-expert agreement may replace the published prior."""

@@ -84,6 +84,19 @@ class ReliabilityFlag(BaseModel):
     simulated: bool = False
 
 
+class AggregationInfo(BaseModel):
+    """How ``score`` was aggregated: ``equal`` or ``weighted`` (each judge's ``weights`` from
+    the calibration ``source``); ``reason`` says why this method applies; ``equal_score`` is
+    what equal aggregation gives (calibration runs measure it, whatever the panel used)."""
+
+    method: Literal["equal", "weighted"]
+    reason: str
+    weights: dict[str, float] | None = None
+    weight_method: str | None = None
+    source: str | None = None
+    equal_score: Any = None
+
+
 class DimensionResult(BaseModel):
     score: Any = None
     scale: dict[str, Any]
@@ -91,6 +104,7 @@ class DimensionResult(BaseModel):
     judges: list[JudgeRating]
     agreement: Agreement
     reliability: ReliabilityFlag
+    aggregation: AggregationInfo | None = None
 
 
 class Usage(BaseModel):

@@ -8,10 +8,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from judge.domain.aggregation import WEIGHT_METHOD, AggregationMode, choose_aggregation
 from judge.domain.flags import Calibration, reliability_flag
 from judge.domain.injection import contains_instructions
 from judge.domain.item import Item
 from judge.domain.result import (
+    AggregationInfo,
     Agreement,
     DimensionResult,
     JudgeRating,
@@ -23,7 +25,7 @@ from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric
 from judge.domain.setting import check_item_fits
 from judge.errors import JudgeMisconfigured
 from judge.llm.client import CONFIGURATION_FAILURES, ChatClient
-from judge.panel.aggregate import aggregate
+from judge.panel.aggregate import Aggregate, aggregate, weighted_aggregate
 from judge.panel.judge_call import JudgeOutcome, JudgeTarget, run_judge
 
 INSTRUCTIONS_FLAG = "input_contains_instructions"
@@ -39,6 +41,7 @@ class Panel:
     per_dimension_calls: bool = False
     simulated: bool = False  # every judge is a simulator persona
     includes_simulator: bool = False  # at least one judge is a simulator persona
+    aggregation: AggregationMode = "auto"  # see judge.domain.aggregation
 
     def signature(self) -> str:
         """Identifies the panel's composition (models and parameters) for calibration lookups."""
@@ -113,6 +116,48 @@ def _stop_if_misconfigured(outcomes: list[JudgeOutcome]) -> None:
                 raise JudgeMisconfigured(outcome.model, abstention.reason, abstention.detail)
 
 
+def _aggregate_dimension(
+    dim: Dimension,
+    valid: list[Any],
+    models: list[str],
+    panel: Panel,
+    calibration: Calibration | None,
+    policy: ReliabilityPolicy,
+    participants: tuple[str, ...],
+) -> tuple[Aggregate, AggregationInfo | None]:
+    """The dimension's aggregate, equal or reliability-weighted as the panel's ``aggregation``
+    and the applicable calibration decide (:func:`judge.domain.aggregation.choose_aggregation`)."""
+    equal = aggregate(dim, valid, policy.tolerance, participants)
+    if dim.scale.type == "free_text":
+        return equal, None
+    choice = choose_aggregation(
+        panel.aggregation, calibration, [t.model for t in panel.judges], policy
+    )
+    source = f"calibration:{choice.run_id}" if choice.run_id else None
+    if choice.weights is None:
+        return equal, AggregationInfo(method="equal", reason=choice.reason, source=source)
+    weights = [choice.weights.get(m, 0.0) for m in models]
+    if valid and not any(w > 0 for w in weights):
+        info = AggregationInfo(
+            method="equal",
+            reason="no_weight_among_answering_judges",
+            weights=dict(choice.weights),
+            weight_method=WEIGHT_METHOD,
+            source=source,
+        )
+        return equal, info
+    weighted = weighted_aggregate(dim, valid, weights, policy.tolerance, participants)
+    info = AggregationInfo(
+        method="weighted",
+        reason=choice.reason,
+        weights=dict(choice.weights),
+        weight_method=WEIGHT_METHOD,
+        source=source,
+        equal_score=equal.score,
+    )
+    return weighted, info
+
+
 async def score_item(
     *,
     rubric: Rubric,
@@ -142,10 +187,12 @@ async def score_item(
     for dim in rubric.dimensions:
         judges: list[JudgeRating] = []
         valid: list[Any] = []
+        valid_models: list[str] = []
         for outcome in outcomes:
             if dim.id in outcome.ratings:
                 rated = outcome.ratings[dim.id]
                 valid.append(rated.rating)
+                valid_models.append(outcome.model)
                 judges.append(
                     JudgeRating(
                         model=outcome.model,
@@ -164,15 +211,20 @@ async def score_item(
                         detail=why.detail,
                     )
                 )
-        agg = aggregate(dim, valid, policy.tolerance, participants)
+        calibration = (calibrations or {}).get(dim.id)
+        agg, how = _aggregate_dimension(
+            dim, valid, valid_models, panel, calibration, policy, participants
+        )
         enough = len(valid) >= quorum
+        if how is not None and not enough:
+            how.equal_score = None  # withheld like the score
         extra = tuple(input_flags)
         if dim.scale.type == "free_text":
             extra += ("free_text_not_aggregated",)
         flag = reliability_flag(
             policy=policy,
             prior=dim.prior,
-            calibration=(calibrations or {}).get(dim.id),
+            calibration=calibration,
             valid_judges=len(valid),
             quorum=quorum,
             disagreement=agg.disagreement,
@@ -193,6 +245,7 @@ async def score_item(
                 top1_agreement=agg.top1_agreement,
             ),
             reliability=flag,
+            aggregation=how,
         )
     calls = [c for o in outcomes for c in o.calls]
     usage = Usage(

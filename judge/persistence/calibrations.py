@@ -44,6 +44,9 @@ def calibration_of(run_id: str, values: Mapping[str, Any], simulated: bool) -> C
         n_experts=int(values.get("n_experts") or 0),
         simulated=simulated,
         metric=values.get("metric"),
+        judge_agreement=dict(values.get("judge_agreement") or {}),
+        weighting_helps=values.get("weighting_helps"),
+        units=values.get("units"),
     )
 
 

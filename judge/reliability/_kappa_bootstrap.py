@@ -19,6 +19,7 @@ import numpy as np
 
 from judge.reliability._kappa import Weights
 from judge.reliability._missing import as_number, is_missing, label
+from judge.reliability._paired import kappa_from_counts, weight_matrix
 from judge.reliability._resample import group_codes, percentile_interval, resample_weights
 from judge.reliability._scale_kappa import scale_codes, scale_grid
 
@@ -37,15 +38,6 @@ def _codes(
     ca = np.array([index[label(v)] for v in xa], dtype=np.int64)
     cb = np.array([index[label(v)] for v in xb], dtype=np.int64)
     return ca, cb, len(index)
-
-
-def _weight_matrix(k: int, weights: Weights) -> np.ndarray:
-    scores = np.arange(k, dtype=np.float64)
-    if weights is None:
-        return 1.0 - np.eye(k)
-    if weights == "linear":
-        return np.abs(scores[:, None] - scores) / (k - 1)
-    return (scores[:, None] - scores) ** 2 / (k - 1) ** 2
 
 
 def bootstrap_kappa_ci(
@@ -87,16 +79,9 @@ def bootstrap_kappa_ci(
     codes = group_codes(n, None if groups is None else [groups[i] for i in keep])
     cells = np.zeros((n, k * k), dtype=np.float64)
     cells[np.arange(n), ca * k + cb] = 1.0
-    wmat = _weight_matrix(k, weights)
-    values = []
-    for resample in resample_weights(codes, n_resamples, seed):
-        counts = resample @ cells
-        total = counts.sum(axis=1, keepdims=True)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            tables = (counts / total).reshape(-1, k, k)
-            rows, cols = tables.sum(axis=2), tables.sum(axis=1)
-            expected = rows[:, :, None] * cols[:, None, :]
-            observed_dis = (tables * wmat).sum(axis=(1, 2))
-            expected_dis = (expected * wmat).sum(axis=(1, 2))
-            values.append(1.0 - observed_dis / expected_dis)
+    wmat = weight_matrix(k, weights)
+    values = [
+        kappa_from_counts(resample @ cells, k, wmat)
+        for resample in resample_weights(codes, n_resamples, seed)
+    ]
     return percentile_interval(np.concatenate(values), confidence)

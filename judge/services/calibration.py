@@ -27,6 +27,7 @@ from judge.domain.rubric import RankedScale, Rubric
 from judge.domain.text_safety import json_problem, text_problem
 from judge.errors import ItemInvalid, JudgeError
 from judge.persistence import jobs as repo
+from judge.persistence.database import Database
 from judge.persistence.tables import Batch, CalibrationRun, ScoreJob, utcnow
 from judge.services.calibration_report import ScoredItem, calibration_report, flag_inputs
 from judge.services.jobs import DB_REFUSED, JobService, new_id
@@ -245,10 +246,9 @@ class CalibrationService:
                 return run
             jobs = [job async for job in repo.iter_batch_jobs(session, batch.id)]
         rubric = self.jobs.rubric(run.rubric_id, run.rubric_version)
-        labels: list[dict[str, dict[str, Any]]] = json.loads(run.labels_json)
         panel = self.jobs.panel(run.panel_name)
         judges = [t.model for t in panel.judges]
-        items = [_scored(job, labels[(job.position or 1) - 1]) for job in jobs]
+        items = scored_items(run, jobs)
         report = calibration_report(
             rubric,
             items,
@@ -334,6 +334,21 @@ class CalibrationService:
         return view
 
 
+async def run_items(database: Database, run_id: str) -> tuple[CalibrationRun, list[ScoredItem]]:
+    """A stored run and its items: the experts' labels with what each judge said."""
+    async with database.session() as session:
+        run = await session.get(CalibrationRun, run_id)
+        if run is None or run.batch_id is None:
+            raise CalibrationNotFound(run_id)
+        jobs = [job async for job in repo.iter_batch_jobs(session, run.batch_id)]
+    return run, scored_items(run, jobs)
+
+
+def scored_items(run: CalibrationRun, jobs: Sequence[ScoreJob]) -> list[ScoredItem]:
+    labels: list[dict[str, dict[str, Any]]] = json.loads(run.labels_json)
+    return [_scored(job, labels[(job.position or 1) - 1]) for job in jobs]
+
+
 def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
     judges: dict[str, dict[str, Any]] = {}
     aggregate: dict[str, Any] = {}
@@ -344,7 +359,12 @@ def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
     if job.status == repo.COMPLETED and job.result_json:
         result = json.loads(job.result_json)
         for dim_id, dim in result["dimensions"].items():
-            aggregate[dim_id] = dim.get("score")
+            # the run measures the panel's equal aggregate, whatever aggregation scored it:
+            # weights fit on these very items would otherwise be judged on them
+            how = dim.get("aggregation") or {}
+            aggregate[dim_id] = (
+                how["equal_score"] if how.get("method") == "weighted" else dim.get("score")
+            )
             for judge in dim["judges"]:
                 if judge["status"] == "ok":
                     judges.setdefault(judge["model"], {})[dim_id] = judge["rating"]

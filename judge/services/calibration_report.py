@@ -22,7 +22,10 @@ Pure computation over plain data (no I/O); the statistics of one rater are in
 - binary dimensions also on a yes/no-balanced resample (RESCUE-BENCH's intervene-now);
 - items that told the judges some labels (``given``, e.g. the gold support target) are
   evaluated separately from the end-to-end items, which alone decide the flag;
-- the reliability flag that results, with the evidence gate of DESIGN.md section 2.
+- the reliability flag that results, with the evidence gate of DESIGN.md section 2;
+- equal vs reliability-weighted aggregation, cross-validated (``aggregation``, see
+  :mod:`judge.services.aggregation_eval`), and which one a panel with ``aggregation: auto``
+  now uses. The ``panel`` rater is always the equal aggregate (median, majority, Borda).
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any
 
+from judge.domain.aggregation import choose_aggregation
 from judge.domain.flags import Calibration, reliability_flag
 from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric
+from judge.services.aggregation_eval import compare_aggregation
 from judge.services.calibration_balanced import balanced_binary
 from judge.services.calibration_stats import (
     Paired,
@@ -170,15 +175,21 @@ def _candidates(dim: Dimension, item: ScoredItem) -> int:
     return len(scale.label_ids(item.participants)) if scale.type == "ranked" else 0
 
 
+def labelled_with_consensus(
+    dim: Dimension, items: Sequence[ScoredItem]
+) -> tuple[list[str], list[ScoredItem], list[Any]]:
+    """The experts who labelled ``dim``, the items with a consensus label, and that label."""
+    experts = sorted({e for it in items for e, labels in it.labels.items() if dim.id in labels})
+    gold_all = [consensus(dim, [it.labels.get(e, {}).get(dim.id) for e in experts]) for it in items]
+    keep = [i for i, g in enumerate(gold_all) if g is not None]
+    return experts, [items[i] for i in keep], [gold_all[i] for i in keep]
+
+
 def _evaluate(
     dim: Dimension, items: Sequence[ScoredItem], judges: list[str], resamples: int
 ) -> dict[str, Any]:
     """Consensus, baselines and every rater's statistics over ``items``."""
-    experts = sorted({e for it in items for e, labels in it.labels.items() if dim.id in labels})
-    gold_all = [consensus(dim, [it.labels.get(e, {}).get(dim.id) for e in experts]) for it in items]
-    keep = [i for i, g in enumerate(gold_all) if g is not None]
-    labelled = [items[i] for i in keep]
-    gold = [gold_all[i] for i in keep]
+    experts, labelled, gold = labelled_with_consensus(dim, items)
     expert_columns = {e: _column(labelled, e, dim.id) for e in experts}
 
     def paired(pred: list[Any]) -> Paired:
@@ -286,6 +297,8 @@ def dimension_report(
         }
     panel = next(r for r in report["raters"] if r["rater"] == PANEL)
     baseline = report["expert_expert"] or {}
+    _, labelled, gold = labelled_with_consensus(dim, end_to_end)
+    comparison = compare_aggregation(dim, labelled, gold, judges, policy.tolerance)
     calibration = Calibration(
         run_id,
         judge_kappa=panel["agreement"],
@@ -297,7 +310,14 @@ def dimension_report(
         n_experts=baseline.get("n_experts", len(report["experts"])),
         simulated=simulated,
         metric=metric,
+        judge_agreement={
+            r["rater"]: r["agreement"] for r in report["raters"] if r["rater"] != PANEL
+        },
+        weighting_helps=comparison.get("weighting_helps"),
+        units=panel.get("resampling_units"),
     )
+    auto = choose_aggregation("auto", calibration, judges, policy)
+    report["aggregation"] = comparison | {"auto": {"method": auto.method, "reason": auto.reason}}
     flag = reliability_flag(
         policy=policy,
         prior=dim.prior,
@@ -334,6 +354,9 @@ def _flag_inputs(calibration: Calibration) -> dict[str, Any]:
         "expert_n": calibration.expert_n,
         "n_experts": calibration.n_experts,
         "metric": calibration.metric,
+        "judge_agreement": dict(calibration.judge_agreement),
+        "weighting_helps": calibration.weighting_helps,
+        "units": calibration.units,
     }
 
 

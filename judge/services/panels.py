@@ -74,6 +74,7 @@ def resolve_panel(
         judges=tuple(targets),
         quorum=spec.quorum,
         per_dimension_calls=spec.per_dimension_calls,
+        aggregation=spec.aggregation,
         simulated=all(j.simulated for j in spec.judges),
         includes_simulator=any(j.simulated for j in spec.judges),
     )

@@ -18,6 +18,7 @@ from judge.persistence.database import Database
 from judge.persistence.keys import KeyStore
 from judge.rubrics import RubricRegistry
 from judge.services.calibration import CalibrationService
+from judge.services.calibration_insights import CalibrationInsights
 from judge.services.canary import CanaryService
 from judge.services.jobs import JobService
 from judge.services.panels import needs_simulator, panel_names, panel_spec
@@ -36,6 +37,7 @@ class ServiceRuntime:
     limiter: ModelLimiter
     calibrations: CalibrationService
     canaries: CanaryService
+    insights: CalibrationInsights
     simulator: SimulatorProcess | None = None
     call_cache: SqlCallCache | None = None
 
@@ -140,5 +142,6 @@ def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRunti
         call_cache=call_cache,
         calibrations=calibrations,
         canaries=CanaryService(calibrations),
+        insights=CalibrationInsights(calibrations),
         simulator=simulator,
     )

@@ -553,3 +553,38 @@ def test_batch_cli_submit_wait_status_results(sqlite_stack: ServiceStack, tmp_pa
     missing = stack.judge("batch", "status", "0" * 32, *url)
     assert missing.returncode != 0
     assert "HTTP 404" in missing.stderr
+
+
+# -- calibration planning and the aggregation comparison: bad input --------------------------
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_plan_and_aggregation_requests_with_bad_input_name_the_field(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    stack: ServiceStack = request.getfixturevalue(f"{backend}_stack")
+    post = stack.client.post
+    cases = [
+        ({"rubric": "epitome", "dimensions": ["empathy"]}, 422, "dimensions[0]"),
+        ({"rubric": "epitome", "budget": 5}, 422, "pool"),
+        ({"rubric": "epitome", "pool": [{"id": "x", "dimensions": {}}]}, 422, "budget"),
+        ({"rubric": "epitome", "pool": ["not a result"], "budget": 1}, 422, "pool[0]"),
+        ({"rubric": "epitome", "pool_batch": "no-such-batch", "budget": 1}, 422, "pool_batch"),
+        ({"rubric": "epitome", "target_ci_lower": 1.5}, 422, "target_ci_lower"),
+        ({"rubric": "epitome", "budget": 0, "pool": []}, 422, "budget"),
+        ({"rubric": "epitome", "panel": "nope"}, 422, "panel"),
+        ({"rubric": "no-such-rubric"}, 404, "rubric"),
+        ({"rubric": "epitome", "surprise": 1}, 422, "surprise"),
+    ]
+    for body, status, field in cases:
+        response = post("/v1/calibrations/plan", json=body, headers=stack.headers())
+        assert response.status_code == status, (body, response.text)
+        assert response.headers["content-type"].startswith("application/problem+json")
+        assert response.json()["field"] == field, (body, response.json())
+    # a good plan on a fresh database: every dimension uncalibrated, min_items to label
+    plan = post("/v1/calibrations/plan", json={"rubric": "epitome"}, headers=stack.headers())
+    assert plan.status_code == 200, plan.text
+    assert {d["status"] for d in plan.json()["dimensions"].values()} == {"uncalibrated"}
+    missing = stack.client.get("/v1/calibrations/no-such-run/aggregation")
+    assert (missing.status_code, missing.json()["field"]) == (404, "id")
+    folds = stack.client.get("/v1/calibrations/no-such-run/aggregation", params={"folds": 1})
+    assert folds.status_code == 422
+    assert folds.json()["field"] == "query.folds"

@@ -387,8 +387,15 @@ def test_flag_inputs_carry_the_evidence(ordinal_report: dict[str, Any]) -> None:
             "expert_n": len(E1),
             "n_experts": 3,
             "metric": "quadratic_weighted_kappa",
+            # what reliability weighting needs: each judge's own agreement, and whether the
+            # cross-validated comparison showed a gain (here the panel column beats both)
+            "judge_agreement": {j: rater(dim, j)["agreement"] for j in JUDGES},
+            "weighting_helps": False,
+            "units": len(E1),
         }
     }
+    assert dim["aggregation"]["evaluated"] is True
+    assert dim["aggregation"]["auto"] == {"method": "equal", "reason": "evidence_gate_not_passed"}
     single = calibration_report(
         COUPLE,
         items_for("focus_intensity", {"rescue-bench": [1, 2, 3]}, {}, [1, 2, 4]),

@@ -1,0 +1,140 @@
+"""What a team does with its calibrations next: compare equal and reliability-weighted
+aggregation on a run's items (cross-validated), and plan further expert labelling."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from judge.errors import ItemInvalid, JudgeError
+from judge.persistence import jobs as repo
+from judge.services.aggregation_eval import (
+    DEFAULT_FOLDS,
+    DEFAULT_REPEATS,
+    DEFAULT_RESAMPLES,
+    compare_aggregation,
+)
+from judge.services.calibration import CalibrationService, run_items
+from judge.services.calibration_report import labelled_with_consensus
+from judge.services.calibration_stats import RESAMPLE_SEED, metric_name
+from judge.services.planning import calibration_plan
+
+
+class CalibrationNotReady(JudgeError):
+    def __init__(self, run_id: str, status: str) -> None:
+        super().__init__(f"calibration {run_id} is still {status}")
+        self.status = status
+
+
+@dataclass
+class CalibrationInsights:
+    calibrations: CalibrationService
+
+    async def compare_aggregation(
+        self,
+        run_id: str,
+        *,
+        folds: int = DEFAULT_FOLDS,
+        repeats: int = DEFAULT_REPEATS,
+        seed: int = RESAMPLE_SEED,
+        resamples: int = DEFAULT_RESAMPLES,
+    ) -> dict[str, Any]:
+        """Equal vs weighted aggregation on a completed run, per dimension, cross-validated."""
+        jobs = self.calibrations.jobs
+        finished = await self.calibrations.finalize(run_id)
+        if finished.status != "completed" or not finished.report_json:
+            raise CalibrationNotReady(run_id, finished.status)
+        run, items = await run_items(jobs.database, run_id)
+        report = json.loads(finished.report_json)
+        judges: list[str] = report["judges"]
+        rubric = jobs.rubric(run.rubric_id, run.rubric_version)
+        tolerance = jobs.scorer.policy(rubric).tolerance
+        end_to_end = [it for it in items if not it.given]
+        dims: dict[str, Any] = {}
+        for dim in rubric.dimensions:
+            if metric_name(dim) is None:
+                continue
+            _, labelled, gold = labelled_with_consensus(dim, end_to_end)
+            if labelled:
+                stored = report["dimensions"].get(dim.id, {}).get("aggregation") or {}
+                dims[dim.id] = compare_aggregation(
+                    dim,
+                    labelled,
+                    gold,
+                    judges,
+                    tolerance,
+                    folds=folds,
+                    repeats=repeats,
+                    seed=seed,
+                    resamples=resamples,
+                ) | {"auto": stored.get("auto")}  # decided when the run was stored
+        return {
+            "run_id": run.id,
+            "rubric": {"id": run.rubric_id, "version": run.rubric_version, "hash": run.rubric_hash},
+            "panel": {"name": run.panel_name, "judges": judges},
+            "simulated": run.simulated,
+            "n_items": run.n_items,
+            "dimensions": dims,
+        }
+
+    async def _batch_pool(self, batch_id: str, rubric_id: str, panel_name: str) -> list[Any]:
+        jobs = self.calibrations.jobs
+        async with jobs.database.session() as session:
+            batch = await repo.get_batch(session, batch_id)
+            if batch is None:
+                raise ItemInvalid("pool_batch", f"no batch with id {batch_id!r}")
+            if batch.rubric_id != rubric_id:
+                raise ItemInvalid(
+                    "pool_batch", f"batch {batch_id} was scored with {batch.rubric_id!r}"
+                )
+            if batch.panel_name != panel_name:
+                raise ItemInvalid(
+                    "pool_batch", f"batch {batch_id} was scored by panel {batch.panel_name!r}"
+                )
+            pool = []
+            async for job in repo.iter_batch_jobs(session, batch_id):
+                if job.status == repo.COMPLETED and job.result_json:
+                    result = json.loads(job.result_json)
+                    result["item_id"] = job.item_id or f"line {job.position}"
+                    pool.append(result)
+        return pool
+
+    async def plan(
+        self,
+        *,
+        rubric_id: str,
+        panel_name: str | None,
+        target: float | None = None,
+        dimensions: Sequence[str] = (),
+        pool: Sequence[Any] | None = None,
+        pool_batch: str | None = None,
+        budget: int | None = None,
+        seed: int = 0,
+    ) -> dict[str, Any]:
+        """The labelling plan of a rubric and panel (see :mod:`judge.services.planning`)."""
+        jobs = self.calibrations.jobs
+        rubric = jobs.rubric(rubric_id)
+        panel = jobs.panel(panel_name)
+        policy = jobs.scorer.policy(rubric)
+        if pool is not None and pool_batch is not None:
+            raise ItemInvalid("pool_batch", "give either a pool or a pool_batch, not both")
+        if pool_batch is not None:
+            pool = await self._batch_pool(pool_batch, rubric.id, panel.name)
+        if budget is not None and budget < 1:
+            raise ItemInvalid("budget", "must be at least 1")
+        if target is not None and not -1 <= target <= 1:
+            raise ItemInvalid("target_ci_lower", "must be between -1 and 1")
+        found = await jobs.scorer.calibrations.latest(rubric, panel, policy.min_items)
+        return calibration_plan(
+            rubric,
+            panel.name,
+            found,
+            policy,
+            target=target,
+            dimensions=dimensions,
+            pool=pool,
+            budget=budget,
+            seed=seed,
+        )
