@@ -71,7 +71,9 @@ def _is_local(url: str) -> bool:
     return parts.scheme in ("data", "blob", "about") or (parts.hostname or "") in LOOPBACK
 
 
-async def _visit(url: str, name: str, steps: Steps, width: int, height: int) -> Visit:
+async def _visit(
+    url: str, name: str, steps: Steps, width: int, height: int, headers: dict[str, str]
+) -> Visit:
     visit = Visit()
 
     async def route(route: Route, request: Request) -> None:
@@ -90,7 +92,9 @@ async def _visit(url: str, name: str, steps: Steps, width: int, height: int) -> 
             executable_path=chromium_path(), args=CHROMIUM_ARGS
         )
         try:
-            context = await browser.new_context(viewport={"width": width, "height": height})
+            context = await browser.new_context(
+                viewport={"width": width, "height": height}, extra_http_headers=headers
+            )
             await context.route("**/*", route)
             page = await context.new_page()
             page.on("console", console)
@@ -105,7 +109,16 @@ async def _visit(url: str, name: str, steps: Steps, width: int, height: int) -> 
     return visit
 
 
-def visit(url: str, name: str, steps: Steps, *, width: int = 1366, height: int = 900) -> Visit:
-    """Open ``url`` in a laptop-sized viewport (offline but for loopback), run ``steps`` on the
-    page, and keep a full-page screenshot as ``build/test-artifacts/<name>.png``."""
-    return asyncio.run(_visit(url, name, steps, width, height))
+def visit(
+    url: str,
+    name: str,
+    steps: Steps,
+    *,
+    width: int = 1366,
+    height: int = 900,
+    headers: dict[str, str] | None = None,
+) -> Visit:
+    """Open ``url`` in a laptop-sized viewport (offline but for loopback; ``headers`` such as
+    an API key sent with every request), run ``steps`` on the page, and keep a full-page
+    screenshot as ``build/test-artifacts/<name>.png``."""
+    return asyncio.run(_visit(url, name, steps, width, height, headers or {}))
