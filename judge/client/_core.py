@@ -32,6 +32,8 @@ from judge.domain.wire import (
 RETRY_STATUSES = (429, 503)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 FINAL_JOB_STATES = frozenset({"completed", "failed"})
+#: the longest ``?wait=`` sent; a longer wait goes on by polling (servers cap it anyway)
+MAX_SERVER_WAIT_S = 120.0
 
 Score = CompletedScore | JobStatus
 ResultLine = CompletedLine | JobStatusLine
@@ -92,6 +94,10 @@ def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def _wait_param(wait: float | None) -> dict[str, float]:
+    return {} if wait is None else {"wait": min(wait, MAX_SERVER_WAIT_S)}
+
+
 # --- requests ------------------------------------------------------------------------------
 
 
@@ -99,7 +105,7 @@ def score_call(
     rubric: str, item: dict[str, Any], panel: str | None, wait: float | None, version: str | None
 ) -> Call:
     body = _drop_none({"rubric": rubric, "item": item, "panel": panel, "rubric_version": version})
-    return Call("POST", "/v1/scores", _drop_none({"wait": wait}), json=body, headers=_idempotent())
+    return Call("POST", "/v1/scores", _wait_param(wait), json=body, headers=_idempotent())
 
 
 def get_score_call(job_id: str) -> Call:
@@ -134,7 +140,7 @@ def calibrate_call(
     rubric: str, items: list[Any], panel: str | None, label: str | None, wait: float | None
 ) -> Call:
     body = {"rubric": rubric, "items": items} | _drop_none({"panel": panel, "label": label})
-    return Call("POST", "/v1/calibrations", _drop_none({"wait": wait}), json=body)
+    return Call("POST", "/v1/calibrations", _wait_param(wait), json=body)
 
 
 def calibration_call(run_id: str) -> Call:

@@ -122,6 +122,7 @@ class CalibrationView(BaseModel):
     label: str | None
     rubric: RubricRef
     panel_name: str
+    simulated: bool = False
     n_items: int
     created_at: str
     report_url: str
