@@ -229,6 +229,15 @@ class WorkerSettings(BaseModel):
     metrics_host: str = Field(default="127.0.0.1", description="bind address of worker /metrics")
 
 
+class BeatSettings(BaseModel):
+    """``judge beat``, the canary scheduler."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metrics_port: int = Field(default=9809, ge=0, le=65535, description="beat /metrics; 0 = off")
+    metrics_host: str = Field(default="127.0.0.1", description="bind address of beat /metrics")
+
+
 class ModelLimit(BaseModel):
     """Per-model limits, shared by every process through Redis when it is configured."""
 
@@ -302,11 +311,17 @@ class Settings(BaseSettings):
     simulator: SimulatorSettings = Field(default_factory=SimulatorSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    beat: BeatSettings = Field(default_factory=BeatSettings)
     limits: dict[str, ModelLimit] = Field(default_factory=dict)
     reliability: ReliabilityDefaults = Field(default_factory=ReliabilityDefaults)
     metrics_dir: Path | None = Field(
         default=None,
         description="prometheus multiprocess directory of this process group (one per container)",
+    )
+    run_gauges_ttl_s: float = Field(
+        default=15.0,
+        ge=0,
+        description="seconds the calibration/drift gauges read from the database are cached",
     )
 
     @classmethod
