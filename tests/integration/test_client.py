@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -293,3 +295,30 @@ def test_retries_run_out_into_a_typed_exception(status: int, error: type[Excepti
         assert raised.value.reason == "unavailable"  # type: ignore[attr-defined]
     finally:
         server.stop()
+
+
+# -- the README's example ----------------------------------------------------------------------
+def test_the_readme_example_runs_against_the_server(
+    sqlite_stack: ServiceStack, tmp_path: Path
+) -> None:
+    example = Path(__file__).parents[2] / "examples" / "trusted_scores.py"
+    assert example.read_text(encoding="utf-8") in (example.parents[1] / "README.md").read_text(
+        encoding="utf-8"
+    )
+    source = tmp_path / "items.jsonl"
+    source.write_text("".join(json.dumps(item("readme", i)) + "\n" for i in range(3)))
+    done = subprocess.run(
+        [sys.executable, str(example), str(source)],
+        env=sqlite_stack.env | {"JUDGE_URL": sqlite_stack.base_url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == ["readme-0", "readme-1", "readme-2"]
+    for line in lines:
+        rest = line.split(" ", 1)[1]
+        assert rest == "no trusted dimension" or rest.startswith("{"), line
+    assert done.stderr.splitlines()[-1] == "3/3"
