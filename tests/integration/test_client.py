@@ -19,7 +19,7 @@ from typing import Any, get_args
 import pytest
 from pydantic import BaseModel
 
-from judge.client import AsyncJudgeClient, InvalidInput, JudgeClient, NotFound, WaitTimeout
+from judge.client import AsyncJudgeClient, InvalidInput, JudgeClient, NotFound, WaitTimeout, _core
 from judge.client.errors import RateLimited, ServiceUnavailable
 from judge.domain import wire
 from judge.domain.wire import BatchView, CompletedLine, CompletedScore
@@ -53,6 +53,16 @@ def test_score_waits_for_a_typed_completed_result(client: JudgeClient) -> None:
     for dim in result.dimensions.values():
         assert dim.reliability.level in ("trusted", "caution", "untrusted")
     assert client.get_score(result.id) == result
+
+
+def test_score_polls_when_the_server_answers_202_first(
+    client: JudgeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_core, "MAX_SERVER_WAIT_S", 0.0)  # the POST returns 202 at once
+    result = client.score("epitome", item("poll", 0), wait=60)
+    assert isinstance(result, CompletedScore), result
+    queued = client.score("epitome", item("poll", 1), wait=None)
+    assert queued.status in ("queued", "running"), queued
 
 
 def test_batch_wait_reports_progress_and_results_stream_in_order(client: JudgeClient) -> None:
