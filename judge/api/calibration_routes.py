@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Request, Response, get, post
-from litestar.params import Parameter
+from litestar.params import JSONBody, Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api.problems import ProblemError
@@ -48,7 +48,7 @@ async def _view(state: ApiState, run_id: str) -> dict[str, Any]:
 )
 async def create_calibration(
     request: Request[Any, Any, Any],
-    data: CalibrationRequest,
+    data: JSONBody[CalibrationRequest],
     wait: Annotated[float | None, Parameter(ge=0)] = None,
 ) -> Response[dict[str, Any]]:
     state = api_state(request)
@@ -117,7 +117,9 @@ class PlanRequest(BaseModel):
     status_code=200,
     summary="Plan expert labelling: items needed per dimension, and a stratified proposal",
 )
-async def plan_calibration(request: Request[Any, Any, Any], data: PlanRequest) -> dict[str, Any]:
+async def plan_calibration(
+    request: Request[Any, Any, Any], data: JSONBody[PlanRequest]
+) -> dict[str, Any]:
     return await api_state(request).runtime.insights.plan(
         rubric_id=data.rubric,
         panel_name=data.panel,
@@ -137,10 +139,10 @@ async def plan_calibration(request: Request[Any, Any, Any], data: PlanRequest) -
 )
 async def get_aggregation_comparison(
     request: Request[Any, Any, Any],
-    run_id: str,
+    run_id: Annotated[str, Parameter(description="a calibration run id")],
     folds: Annotated[int, Parameter(ge=2, le=10)] = DEFAULT_FOLDS,
     repeats: Annotated[int, Parameter(ge=1, le=200)] = DEFAULT_REPEATS,
-    seed: int = RESAMPLE_SEED,
+    seed: Annotated[int, Parameter(ge=0, description="bootstrap and fold seed")] = RESAMPLE_SEED,
     resamples: Annotated[int, Parameter(ge=100, le=20_000)] = DEFAULT_RESAMPLES,
 ) -> dict[str, Any]:
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar import Request, get, post
+from litestar.params import JSONBody
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from judge.api.meta_routes import RubricId
@@ -51,7 +52,9 @@ async def get_reliability(request: Request[Any, Any, Any], rubric_id: RubricId) 
     summary="Register a canary",
     responses=responses({201: CanaryView}),
 )
-async def create_canary(request: Request[Any, Any, Any], data: CanaryRequest) -> dict[str, Any]:
+async def create_canary(
+    request: Request[Any, Any, Any], data: JSONBody[CanaryRequest]
+) -> dict[str, Any]:
     try:
         canary = await api_state(request).runtime.canaries.register(
             baseline_run_id=data.calibration_id, interval_s=data.interval_s, name=data.name

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from litestar import Request, Response, get, post
-from litestar.params import Parameter
+from litestar.params import JSONBody, Parameter
 from litestar.response import Stream
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -72,7 +72,7 @@ def _wait_limit(state: ApiState, wait: float | None) -> float:
 )
 async def create_score(
     request: Request[Any, Any, Any],
-    data: ScoreRequest,
+    data: JSONBody[ScoreRequest],
     wait: Annotated[
         float | None, Parameter(ge=0, description="seconds to wait for the result")
     ] = None,

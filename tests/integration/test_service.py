@@ -10,6 +10,7 @@ import json
 import re
 import time
 from collections import Counter
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +142,7 @@ def assert_problem(
     body: dict[str, Any] = response.json()
     assert body["status"] == status
     assert body["type"] == "about:blank"
-    assert body["title"]
+    assert body["title"] == HTTPStatus(status).phrase
     assert body["detail"]
     if field is not None:
         assert body.get("field") == field, body
