@@ -31,7 +31,7 @@ from judge.api.problems import handle_exception
 from judge.api.reliability_routes import create_canary, get_reliability, list_canaries
 from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
 from judge.api.state import ApiState
-from judge.run_gauges import RunGaugeCollector
+from judge.services.run_gauges import RunGaugeCollector
 from judge.services.runner import InProcessRunner, JobWaiter
 from judge.services.runtime import build_runtime
 from judge.settings import Settings

@@ -37,6 +37,6 @@ class HttpMetricsMiddleware(ASGIMiddleware):
 
 @get("/metrics", summary="Prometheus metrics", include_in_schema=False, sync_to_thread=True)
 def metrics_endpoint() -> Response[Any]:
-    """In a thread: the run gauges may read the database (:mod:`judge.run_gauges`)."""
+    """In a thread: the run gauges may read the database (:mod:`judge.services.run_gauges`)."""
     body, content_type = metrics.render_latest()
     return Response(body, media_type=content_type)

@@ -132,7 +132,7 @@ def beat(tick: float, once: bool) -> None:
 
 def _serve_metrics(settings: Settings) -> None:
     from judge import metrics
-    from judge.run_gauges import RunGaugeCollector
+    from judge.services.run_gauges import RunGaugeCollector
 
     port, host = settings.beat.metrics_port, settings.beat.metrics_host
     if not port:

@@ -7,7 +7,7 @@ from then on reliability flags for that rubric version and panel composition use
 A worker finishing the last item and an API request reading the run may both compute the
 report at the same moment; only the first update stores it (the status guard). Its gauges
 (each rater's kappa, a canary run's drift) are read from the stored runs at scrape time by
-:mod:`judge.run_gauges`, in every process that serves ``/metrics``.
+:mod:`judge.services.run_gauges`, in every process that serves ``/metrics``.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Each canary run repeats its baseline run's items and expert labels with the same
 bypassing the LLM call cache (a cached answer cannot reveal a changed model). When it
 completes, every judge and dimension is compared with the baseline: change in kappa against
 the experts, shift of the mean rating (on a 0..1 scale), change in abstention rate. The
-comparison is stored with the run; :mod:`judge.run_gauges` exports it as gauges.
+comparison is stored with the run; :mod:`judge.services.run_gauges` exports it as gauges.
 """
 
 from __future__ import annotations

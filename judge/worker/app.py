@@ -21,9 +21,9 @@ from celery.signals import worker_ready, worker_shutdown
 
 from judge import metrics
 from judge.redis_client import redis_client
-from judge.run_gauges import RunGaugeCollector
 from judge.services.jobs import failure_message
 from judge.services.notify import publish_done
+from judge.services.run_gauges import RunGaugeCollector
 from judge.services.runtime import ServiceRuntime, build_runtime
 from judge.settings import Settings, load_settings
 from judge.tracing import configure_tracing, shutdown_tracing

@@ -83,11 +83,11 @@ def test_alert_split() -> None:
 
 
 def declared_metric_names() -> set[str]:
-    """Sample names judge.metrics and the run gauges (judge.run_gauges) can export, read in a
-    fresh single-process interpreter."""
+    """Sample names judge.metrics and the run gauges (judge.services.run_gauges) can export,
+    read in a fresh single-process interpreter."""
     code = (
         "from judge import metrics\n"
-        "from judge.run_gauges import RunGauges, families\n"
+        "from judge.services.run_gauges import RunGauges, families\n"
         "class NoRuns:\n"
         "    def collect(self):\n"
         "        return families(RunGauges())\n"
@@ -350,7 +350,7 @@ def _canary_report(now_kappa: dict[str, float]) -> dict[str, Any]:
 
 def _stored_runs(now: float) -> list[Any]:
     """A calibration and a canary run per rubric; the stale rubric's canary is 3 days old."""
-    from judge.run_gauges import StoredRun
+    from judge.persistence.latest_runs import StoredRun
 
     kappas = dict(zip(MODELS, (0.74, 0.57, 0.31), strict=True)) | {"panel": 0.66}
     runs = []
@@ -369,7 +369,7 @@ class StoredRunsCollector:
         self.runs = runs
 
     def collect(self) -> Any:
-        from judge.run_gauges import families, gauges_from_runs
+        from judge.services.run_gauges import families, gauges_from_runs
 
         return families(gauges_from_runs(self.runs))
 

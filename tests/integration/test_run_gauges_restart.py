@@ -1,5 +1,5 @@
 """Calibration, reliability and drift gauges survive restarts: they are read from the database
-at scrape time (judge/run_gauges.py). A calibration and a canary run go through the live
+at scrape time (judge/services/run_gauges.py). A calibration and a canary run go through the live
 stack (API, Celery worker, simulator); the API is restarted; its first scrape has the gauges,
 equal to the stored runs. ``judge beat`` serves the same gauges on its own /metrics.
 On SQLite and PostgreSQL."""
@@ -16,8 +16,9 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from judge.bench.procs import free_port
 from judge.client import JudgeClient
-from tests.integration.conftest import DEFAULT_PANEL, ServiceStack, free_port
+from tests.integration.conftest import DEFAULT_PANEL, ServiceStack
 from tests.integration.sample_texts import POSTS, RESPONSES
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]

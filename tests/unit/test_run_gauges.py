@@ -1,5 +1,6 @@
-"""Calibration, reliability and drift gauges from the stored runs (judge/run_gauges.py): which
-run each gauge follows, the exposition, and the collector's cache on a migrated SQLite file."""
+"""Calibration, reliability and drift gauges from the stored runs (judge/services/run_gauges.py):
+which run each gauge follows, the exposition, and the collector's cache on a migrated SQLite
+file."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from judge.persistence.database import Database
+from judge.persistence.latest_runs import StoredRun
 from judge.persistence.tables import CalibrationRun, Canary
-from judge.run_gauges import NAMES, RunGaugeCollector, StoredRun, families, gauges_from_runs
+from judge.services.run_gauges import NAMES, RunGaugeCollector, families, gauges_from_runs
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -23,15 +23,15 @@ Like :mod:`judge.metrics`, this module imports ``prometheus_client`` only when c
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from judge.persistence.latest_runs import StoredRun, read_latest_runs
 
 if TYPE_CHECKING:
     from prometheus_client.core import GaugeMetricFamily
@@ -62,16 +62,6 @@ KAPPA = "judge_calibration_kappa"
 RELIABILITY = "judge_reliability_level"
 CANARY_LAST_RUN = "judge_canary_last_run_timestamp_seconds"
 NAMES = (KAPPA, RELIABILITY, *(name for name, _ in _DRIFT.values()), CANARY_LAST_RUN)
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    """What the gauges need of one completed calibration run."""
-
-    rubric: str
-    finished_at: datetime
-    canary: bool
-    report: dict[str, Any]
 
 
 @dataclass
@@ -152,65 +142,6 @@ def families(gauges: RunGauges) -> list[GaugeMetricFamily]:
     return out
 
 
-def _aware(moment: datetime) -> datetime:
-    """SQLite returns naive datetimes; they are UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-async def read_runs(database_url: str) -> list[StoredRun]:
-    """The latest completed run per rubric, overall, non-canary and canary (at most three
-    reports per rubric are read), from a short-lived engine of its own."""
-    from sqlalchemy import select
-    from sqlalchemy.ext.asyncio import create_async_engine
-    from sqlalchemy.pool import NullPool
-    from sqlmodel import col
-
-    from judge.persistence.database import normalise_url
-    from judge.persistence.tables import CalibrationRun
-
-    engine = create_async_engine(normalise_url(database_url), poolclass=NullPool)
-    try:
-        async with engine.connect() as connection:
-            rows = await connection.execute(
-                select(
-                    col(CalibrationRun.id),
-                    col(CalibrationRun.rubric_id),
-                    col(CalibrationRun.canary_id),
-                    col(CalibrationRun.finished_at),
-                ).where(
-                    col(CalibrationRun.status) == "completed",
-                    col(CalibrationRun.finished_at).is_not(None),
-                )
-            )
-            index = [
-                (r.id, r.rubric_id, r.canary_id is not None, _aware(r.finished_at)) for r in rows
-            ]
-            wanted = _wanted(index)
-            reports = await connection.execute(
-                select(col(CalibrationRun.id), col(CalibrationRun.report_json)).where(
-                    col(CalibrationRun.id).in_(wanted)
-                )
-            )
-            texts = {r.id: r.report_json for r in reports}
-    finally:
-        await engine.dispose()
-    return [
-        StoredRun(rubric, finished, canary, json.loads(texts[run_id]))
-        for run_id, rubric, canary, finished in index
-        if texts.get(run_id)
-    ]
-
-
-def _wanted(index: list[tuple[str, str, bool, datetime]]) -> set[str]:
-    best: dict[tuple[str, str], tuple[datetime, str]] = {}
-    for run_id, rubric, canary, finished in index:
-        for kind in ("any", "canary" if canary else "calibration"):
-            key = (rubric, kind)
-            if key not in best or finished > best[key][0]:
-                best[key] = (finished, run_id)
-    return {run_id for _, run_id in best.values()}
-
-
 class RunGaugeCollector:
     """A ``prometheus_client`` collector of :func:`families`, read from ``database_url``.
 
@@ -239,7 +170,7 @@ class RunGaugeCollector:
         yield from families(gauges)
 
     def _refresh(self) -> None:
-        future = self._pool.submit(asyncio.run, read_runs(self.database_url))
+        future = self._pool.submit(asyncio.run, read_latest_runs(self.database_url))
         try:
             self._gauges = gauges_from_runs(future.result(timeout=READ_TIMEOUT_S))
         except Exception as exc:  # a scrape must answer: keep the last values
