@@ -33,6 +33,7 @@ from pydantic_settings import (
 )
 
 from judge.errors import ConfigError
+from judge.llm.routing import OPENAI_COMPATIBLE, ClientChoice, provider_of
 
 #: Environment variables that mean "a real provider is configured" for LiteLLM.
 PROVIDER_KEY_VARS = (
@@ -142,6 +143,11 @@ class JudgeSpec(BaseModel):
     api_key_env: str | None = Field(
         default=None, description="name of the environment variable holding this judge's key"
     )
+    client: ClientChoice = Field(
+        default="auto",
+        description="auto: the direct OpenAI-compatible client for openai/ and hosted_vllm/ "
+        "models, LiteLLM otherwise; openai or litellm force a path",
+    )
     simulated: bool = False
 
     @field_validator("params")
@@ -160,6 +166,15 @@ class JudgeSpec(BaseModel):
     @classmethod
     def _no_credentials_in_url(cls, url: str | None) -> str | None:
         return _check_api_base(url)
+
+    @model_validator(mode="after")
+    def _client_fits_the_provider(self) -> JudgeSpec:
+        if self.client == "openai" and provider_of(self.model) not in (*OPENAI_COMPATIBLE, ""):
+            raise ValueError(
+                f"client 'openai' needs an OpenAI-compatible endpoint, and {self.model!r} is a "
+                f"{provider_of(self.model)} model: use client 'auto' or 'litellm'"
+            )
+        return self
 
 
 class PanelSpec(BaseModel):
