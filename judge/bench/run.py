@@ -94,7 +94,14 @@ class Baseline:
     services start, then runs when told to (``--wait-for-go``), so its start-up overlaps theirs
     but its measurement runs alone."""
 
-    def __init__(self, sim: SimulatorProcess, profile: Profile, items_file: Path, log: Path):
+    def __init__(
+        self,
+        sim: SimulatorProcess,
+        profile: Profile,
+        items_file: Path,
+        log: Path,
+        client: str = "litellm",
+    ):
         self.log = log
         command = [
             sys.executable,
@@ -104,6 +111,7 @@ class Baseline:
             f"--items-file={items_file}",
             f"--concurrency={profile.concurrency}",
             f"--rubric={profile.rubric}",
+            f"--client={client}",
             "--wait-for-go",
         ]
         with log.open("wb") as err:
@@ -311,6 +319,8 @@ def run_benchmark(
                     runs.append(procs)
                 baseline = Baseline(sim, profile, items_file, tmp / "baseline.log")
                 stack.callback(baseline.stop)
+                raw = Baseline(sim, profile, items_file, tmp / "raw-baseline.log", client="raw")
+                stack.callback(raw.stop)
                 for procs in runs:
                     procs.api.wait_http(f"{procs.base_url}/health")
 
@@ -325,6 +335,8 @@ def run_benchmark(
                 idle_cpu = sum(p.cpu_seconds() for p in runs) - idle_cpu
                 results["baseline"]["idle_services_cpu_seconds"] = round(idle_cpu, 2)
                 results["rss_mb"]["baseline"] = results["baseline"]["peak_rss_mb"]
+                progress(f"ceiling: raw HTTP asyncio.gather, {profile.items} items")
+                results["raw_baseline"] = raw.run()
 
                 for procs in runs:
                     measured = _measure_mode(
@@ -358,6 +370,10 @@ def run_benchmark(
     base_rate = results["baseline"]["items_per_s"]
     results["ratio"] = {
         mode: round(batch["items_per_s"] / base_rate, 3) for mode, batch in results["batch"].items()
+    }
+    raw_rate = results["raw_baseline"]["items_per_s"]
+    results["ratio_raw"] = {
+        mode: round(batch["items_per_s"] / raw_rate, 3) for mode, batch in results["batch"].items()
     }
     results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     results["duration_s"] = round(time.perf_counter() - started, 1)

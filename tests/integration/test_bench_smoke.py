@@ -78,6 +78,9 @@ def test_tiny_bench_writes_every_section(tmp_path: Path) -> None:
     assert base["llm_errors"] == 0
     assert base["items_per_s"] > 0
     assert results["simulator_floor"]["samples"] > 0
+    raw = results["raw_baseline"]
+    assert (raw["client"], raw["llm_calls"], raw["llm_errors"]) == ("raw", 60, 0)
+    assert raw["unparsed_replies"] == 0
 
     for mode in modes:
         single = results["single_item"][mode]
@@ -92,6 +95,9 @@ def test_tiny_bench_writes_every_section(tmp_path: Path) -> None:
         assert batch["llm_calls"] == 60  # one call per judge per item
         assert batch["items_per_s"] > 0
         assert results["ratio"][mode] > 0
+        assert results["ratio_raw"][mode] == pytest.approx(
+            batch["items_per_s"] / raw["items_per_s"], abs=1e-3
+        )
 
         again = results["repeated_batch"][mode]
         assert again["completed"] == 20
