@@ -123,7 +123,8 @@ def print_results(console: Console, results: dict[str, Any]) -> None:
     console.print(
         f"[bold]judge bench[/bold] profile {p['name']}: {p['items']} items x "
         f"{len(results.get('panel', []))} judges, simulator {p['latency_ms']:g} ms (no jitter), "
-        f"{p['concurrency']} items in flight; {machine.get('cpus')} CPUs "
+        f"{p['concurrency']} items in flight, {results.get('database', 'sqlite')} database; "
+        f"{machine.get('cpus')} CPUs "
         f"({machine.get('cpu') or '?'}), Python {machine.get('python')}, "
         f"litellm {machine.get('versions', {}).get('litellm')}; "
         f"run took {results.get('duration_s', 0):.0f} s"

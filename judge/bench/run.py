@@ -24,6 +24,7 @@ import httpx
 import psutil
 
 from judge.bench import measure
+from judge.bench.databases import fresh_databases
 from judge.bench.procs import (
     BenchError,
     RssSampler,
@@ -255,6 +256,7 @@ def run_benchmark(
     redis_db: int | None = None,
     logs_dir: Path | None = None,
     progress: Progress = lambda _: None,
+    database: str | None = None,
 ) -> dict[str, Any]:
     """Run ``profile`` and return the results (the JSON written by ``judge bench``). The
     processes' logs are copied to ``logs_dir`` when given."""
@@ -271,27 +273,24 @@ def run_benchmark(
         "repeated_batch": {},
         "rss_mb": {},
         "skipped": {},
+        "database": "postgresql" if database else "sqlite",
     }
     with (
         tempfile.TemporaryDirectory(prefix="judge-bench-") as tmpdir,
         RssSampler() as rss,
+        fresh_databases(database, modes, Path(tmpdir)) as urls,
     ):
         tmp = Path(tmpdir)
         common = {
             "JUDGE_WORKER__CONCURRENCY": str(profile.concurrency),
             "JUDGE_WORKER__CACHE_ENABLED": "true",
         }
-        db_env = {
-            mode: service_env(
-                common | {"JUDGE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp / mode}.db"}
-            )
-            for mode in modes
-        }
+        db_env = {mode: service_env(common | {"JUDGE_DATABASE_URL": urls[mode]}) for mode in modes}
         try:
             progress(f"starting the simulator ({profile.latency_ms:g} ms, no jitter)")
             sim = SimulatorProcess(SimulatorOptions(latency_ms=profile.latency_ms, jitter_ms=0))
             with sim, contextlib.ExitStack() as stack:
-                progress("migrating fresh SQLite databases (judge db upgrade)")
+                progress(f"migrating fresh {results['database']} databases (judge db upgrade)")
                 run_parallel(
                     [(["db", "upgrade"], env, tmp / f"{m}-db.log") for m, env in db_env.items()]
                 )
