@@ -96,6 +96,8 @@ def test_tiny_bench_writes_every_section(tmp_path: Path) -> None:
         assert batch["failed"] == 0
         assert batch["llm_calls"] == 60  # one call per judge per item
         assert batch["items_per_s"] > 0
+        assert batch["polls"] >= 1  # the 20-item batch takes several poll intervals
+        assert batch["health_p95_ms"] is not None
         assert results["ratio"][mode] > 0
         assert results["ratio_raw"][mode] == pytest.approx(
             batch["items_per_s"] / raw["items_per_s"], abs=1e-3
