@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 from sqlmodel import col
@@ -33,10 +35,22 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def _require_sqlite_file(url: str) -> None:
+    """A gauge read never creates a database: a SQLite file that is not there is an error
+    (raised before aiosqlite starts a thread, which would outlive a failed connect)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return
+    if not Path(parsed.database).is_file():
+        raise FileNotFoundError(f"no SQLite database at {parsed.database}")
+
+
 async def read_latest_runs(database_url: str) -> list[StoredRun]:
     """The latest completed run per rubric, overall, non-canary and canary (at most three
     reports per rubric are read), from a short-lived engine of its own."""
-    engine = create_async_engine(normalise_url(database_url), poolclass=NullPool)
+    url = normalise_url(database_url)
+    _require_sqlite_file(url)
+    engine = create_async_engine(url, poolclass=NullPool)
     try:
         async with engine.connect() as connection:
             rows = await connection.execute(
