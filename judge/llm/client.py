@@ -53,6 +53,7 @@ class ChatRequest:
     api_key: SecretStr | None = field(default=None, repr=False)
     timeout_s: float = 60.0
     use_cache: bool = True
+    sample: int = 0  # self-consistency sample index: part of the cache key, never collapsed
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_key", as_secret(self.api_key))

@@ -48,9 +48,19 @@ class JudgeTarget:
     api_base: str | None
     api_key: SecretStr | None = field(repr=False)
     timeout_s: float
+    samples: int = 1  # independent samples per item (self-consistency)
+    sample_params: dict[str, Any] = field(default_factory=dict)  # over params when samples > 1
+    family: str | None = None  # model family (self-preference)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_key", as_secret(self.api_key))
+
+    def call_params(self, sample: int) -> dict[str, Any]:
+        """Parameters of one call: ``params``, or for k > 1 samples also ``sample_params`` and
+        a seed per sample (so samples are independent draws, and cached apart)."""
+        if self.samples <= 1:
+            return self.params
+        return {**self.params, **self.sample_params, "seed": sample}
 
 
 @dataclass(frozen=True)
@@ -131,7 +141,10 @@ async def run_judge(
     dimensions: list[Dimension],
     *,
     use_cache: bool = True,
+    sample: int = 0,
 ) -> JudgeOutcome:
+    """One judge's ratings of ``dimensions``; ``sample`` numbers independent samples."""
+    params = target.call_params(sample)
     participants = tuple(p.id for p in item.clients)
     schema = response_format(judgment_schema(rubric, dimensions, participants))
     messages = build_messages(rubric, item, dimensions)
@@ -139,13 +152,14 @@ async def run_judge(
         model=target.model,
         messages=messages,
         response_format=schema,
-        params=target.params,
+        params=params,
         api_base=target.api_base,
         api_key=target.api_key,
         timeout_s=target.timeout_s,
         use_cache=use_cache,
+        sample=sample,
     )
-    phash = prompt_hash(messages, schema, target.params)
+    phash = prompt_hash(messages, schema, params)
     result = await _traced_call(client, request, rubric.id, "judge")
     calls = [_record(result, target, phash, "judge")]
     if not result.ok:
@@ -170,17 +184,18 @@ async def run_judge(
                 model=target.model,
                 messages=repair_messages,
                 response_format=schema,
-                params=target.params,
+                params=params,
                 api_base=target.api_base,
                 api_key=target.api_key,
                 timeout_s=target.timeout_s,
                 use_cache=use_cache,
+                sample=sample,
             ),
             rubric.id,
             "repair",
         )
         calls.append(
-            _record(repair, target, prompt_hash(repair_messages, schema, target.params), "repair")
+            _record(repair, target, prompt_hash(repair_messages, schema, params), "repair")
         )
         if repair.ok:
             resolved = _resolved(repair) or resolved
