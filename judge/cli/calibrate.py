@@ -61,15 +61,21 @@ def checked(response: httpx.Response) -> dict[str, Any]:
     return view
 
 
-def _run_remote(
-    url: str, key: str | None, body: dict[str, Any], *, poll_s: float = 1.0
+def run_remote(
+    url: str,
+    key: str | None,
+    body: dict[str, Any],
+    *,
+    poll_s: float = 1.0,
+    route: str = "/v1/calibrations",
 ) -> dict[str, Any]:
+    """POST ``body`` to ``route`` and poll the run until it is completed."""
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     with httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=None) as client:
-        view = checked(client.post("/v1/calibrations", params={"wait": 600}, json=body))
+        view = checked(client.post(route, params={"wait": 600}, json=body))
         while view["status"] != "completed":
             time.sleep(poll_s)
-            view = checked(client.get(f"/v1/calibrations/{view['id']}"))
+            view = checked(client.get(f"{route}/{view['id']}"))
         return view
 
 
@@ -218,7 +224,7 @@ def run_calibration(
             ids = [c.strip() for c in id_cols.split(",") if c.strip()]
             items = read_label_files(list(labels), rubric, id_cols=ids, text_file=text_file)
         if url:
-            view = _run_remote(
+            view = run_remote(
                 url, key, {"rubric": rubric_id, "panel": panel, "label": label, "items": items}
             )
         else:
