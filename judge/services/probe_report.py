@@ -159,6 +159,7 @@ def order_report(rubric: Rubric, variants: Sequence[Variant], judges: list[str])
         dims[dim.id] = {
             "scale": dim.scale.type,
             "compares": what,
+            "participant_labels": bool(getattr(dim.scale, "include_participants", False)),
             "change_rate": _summary(changes[PANEL]),
             "judges": {j: _summary(changes[j]) for j in judges},
         }
