@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from judge.domain.rubric import Rubric
-from judge.reliability import krippendorff_alpha
+from judge.reliability import bootstrap_ci, krippendorff_alpha
 from judge.services.calibration_report import ScoredItem
 
 
@@ -26,23 +26,42 @@ def _comparable(value: Any) -> Any:
     return value
 
 
-def _stability(level_domain: list[Any] | None, rows: list[list[Any]]) -> dict[str, Any]:
-    identical = sum(1 for r in rows if len({repr(v) for v in r}) == 1)
+RESAMPLES = 300
+
+
+def _alpha(level_domain: list[Any] | None, rows: Sequence[list[Any]]) -> float:
+    """Alpha with the sample index as the rater and items as units."""
     k = max(len(r) for r in rows)
     matrix = [[_comparable(r[j]) if j < len(r) else None for r in rows] for j in range(k)]
     try:
         if level_domain is not None:
-            alpha = krippendorff_alpha(matrix, "ordinal", value_domain=level_domain)
-        else:
-            alpha = krippendorff_alpha(matrix, "nominal")
+            return krippendorff_alpha(matrix, "ordinal", value_domain=level_domain)
+        return krippendorff_alpha(matrix, "nominal")
     except ValueError:
-        alpha = math.nan
+        return math.nan
+
+
+def _rounded(x: float) -> float | None:
+    return None if math.isnan(x) else round(x, 4)
+
+
+def _stability(level_domain: list[Any] | None, rows: list[list[Any]]) -> dict[str, Any]:
+    identical = [float(len({repr(v) for v in r}) == 1) for r in rows]
+    alpha = _alpha(level_domain, rows)
+    low, high = bootstrap_ci(
+        lambda drawn: _alpha(level_domain, drawn), rows, n_resamples=RESAMPLES, seed=0
+    )
+    share_low, share_high = bootstrap_ci(
+        lambda drawn: sum(drawn) / len(drawn), identical, n_resamples=RESAMPLES, seed=0
+    )
     return {
         "n_items": len(rows),
-        "samples": k,
-        "share_identical": round(identical / len(rows), 4),
-        # NaN when every sample of every item agrees (alpha is 0/0): perfectly stable
-        "alpha": None if math.isnan(alpha) else round(alpha, 4),
+        "samples": max(len(r) for r in rows),
+        "share_identical": round(sum(identical) / len(rows), 4),
+        "share_identical_ci95": [_rounded(share_low), _rounded(share_high)],
+        # None when every sample of every item agrees (alpha is 0/0): perfectly stable
+        "alpha": _rounded(alpha),
+        "alpha_ci95": [_rounded(low), _rounded(high)],
     }
 
 

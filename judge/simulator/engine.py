@@ -124,8 +124,8 @@ class Engine:
                 entry["rating"] = first_listed_first(spec, entry["rating"], first)
         elif persona.kind == "unstable":
             for spec in dims:  # the per-model call stream: every call draws anew
-                entry = ratings[spec.id]
-                entry["rating"] = noisy_value(spec, entry["rating"], call_rng, UNSTABLE_RATE)
+                if call_rng.random() < UNSTABLE_RATE:
+                    ratings[spec.id]["rating"] = random_value(spec, call_rng)
         elif persona.kind == "malformed" and call_rng.random() < self.options.malformed_rate:
             return malformed(ratings, dims, call_rng)
         return Reply(_dump(ratings))

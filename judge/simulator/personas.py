@@ -48,8 +48,8 @@ DESCRIPTIONS = {
     "verbose": "accurate, one level higher per 50 words of the judged text (at most two): "
     "ratings rise with reply length",
     "order-biased": "accurate, but ranks the first-listed participant first",
-    "unstable": "accurate, moved one level on about half the dimensions, drawn anew on every "
-    "call (samples vary)",
+    "unstable": "accurate, but about half the dimensions get a uniformly drawn value, drawn anew "
+    "on every call (samples vary)",
     "fail429-N": "the first N calls per distinct prompt get HTTP 429, then accurate",
     "fail401-N": "the first N calls per distinct prompt get HTTP 401 (key refused), then accurate",
     "fail400-N": "the first N calls per distinct prompt get HTTP 400 (bad request), then accurate",
@@ -184,7 +184,7 @@ def lenient_value(spec: DimSpec, value: Any) -> Any:
 #: words of judged text per level the ``verbose`` persona adds (at most ``VERBOSE_MAX_STEPS``)
 VERBOSE_WORDS_PER_STEP = 50
 VERBOSE_MAX_STEPS = 2
-#: the share of dimensions the ``unstable`` persona moves on each call
+#: the share of dimensions the ``unstable`` persona draws at random on each call
 UNSTABLE_RATE = 0.5
 
 
