@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from bench.probe_evidence import DYADIC as BENCH_DYADIC
+from bench.probe_evidence import NAMES, couple, sims
 from judge.simulator.process import SimulatorProcess
 from tests.integration.conftest import (
     RedisDatabases,
@@ -20,39 +22,8 @@ from tests.integration.conftest import (
     sqlite_url,
 )
 
-POSTS = [
-    ("I failed my driving test again and I feel stupid.", "That sounds so frustrating."),
-    ("My dog died last week and the house feels empty.", "I am so sorry for your loss."),
-    ("I got the job I wanted!", "Congratulations, that is wonderful news."),
-    ("Nobody at school talks to me.", "Have you tried joining a club?"),
-    ("I can't sleep because of exams.", "Exams are stressful. What subject worries you?"),
-    ("My sister is ignoring me after our fight.", "It must feel lonely when she goes quiet."),
-    ("I moved to a new city and know nobody.", "Moving is a big change. How are you settling?"),
-    ("My boss yelled at me in front of everyone.", "That sounds humiliating and unfair."),
-]
-DYADIC = [{"seeker_post": p, "response": r} for p, r in POSTS]
-COUPLES = [("dana", "lee"), ("sam", "alex"), ("kim", "noor"), ("ravi", "jo"), ("mia", "tom")]
-
-
-def couple(a: str, b: str) -> dict[str, Any]:
-    return {
-        "participants": [
-            {"id": a, "role": "client"},
-            {"id": b, "role": "client"},
-            {"id": "therapist", "role": "therapist"},
-        ],
-        "turns": [
-            {"speaker": "therapist", "text": "Where would you like to start this week?"},
-            {"speaker": a, "text": f"I asked {b} three times to talk about the holidays."},
-            {"speaker": b, "text": "Because it always turns into a list of what I do wrong."},
-            {"speaker": a, "text": "I just want us to decide something together for once."},
-            {"speaker": b, "text": "See, this is what happens. I'd rather just go quiet."},
-        ],
-    }
-
-
-def sims(*models: str, **extra: Any) -> list[dict[str, Any]]:
-    return [{"model": f"openai/{m}", "simulated": True, **extra} for m in models]
+DYADIC = BENCH_DYADIC[:8]
+COUPLES = NAMES[:5]
 
 
 PANELS = {
