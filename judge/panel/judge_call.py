@@ -78,12 +78,14 @@ class JudgeOutcome:
     calls: list[CallRecord]
 
 
-def _record(result: ChatResult, target: JudgeTarget, phash: str, purpose: str) -> CallRecord:
+def _record(
+    result: ChatResult, target: JudgeTarget, params: dict[str, Any], phash: str, purpose: str
+) -> CallRecord:
     outcome = "ok" if result.ok else str(result.failure)
     return CallRecord(
         requested_model=target.model,
         resolved_model=_resolved(result),
-        params=target.params,
+        params=params,
         prompt_hash=phash,
         purpose="repair" if purpose == "repair" else "judge",
         prompt_tokens=result.prompt_tokens,
@@ -161,7 +163,7 @@ async def run_judge(
     )
     phash = prompt_hash(messages, schema, params)
     result = await _traced_call(client, request, rubric.id, "judge")
-    calls = [_record(result, target, phash, "judge")]
+    calls = [_record(result, target, params, phash, "judge")]
     if not result.ok:
         reason = str(result.failure)
         detail = result.error or reason
@@ -195,7 +197,7 @@ async def run_judge(
             "repair",
         )
         calls.append(
-            _record(repair, target, prompt_hash(repair_messages, schema, params), "repair")
+            _record(repair, target, params, prompt_hash(repair_messages, schema, params), "repair")
         )
         if repair.ok:
             resolved = _resolved(repair) or resolved
