@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+import pytest
+
 from judge.domain.families import model_family
 from judge.domain.item import parse_item
 from judge.domain.result import ScoreResult
@@ -162,3 +164,29 @@ def test_no_generator_no_self_preference() -> None:
     result, _ = score(judges, by_seed({"openai/gpt-4o": [2], "claude": [0]}))
     for dim in DIMS:
         assert not any("self_preference" in r for r in result.dimensions[dim].reliability.reasons)
+
+
+def test_calibration_table_prints_calls_per_item_and_stability(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from judge.cli.calibrate import _print_stability
+
+    report = {
+        "cost": {"calls_per_item": 9, "measured_calls_per_item": 9.0, "n_items": 4},
+        "stability": {
+            "explorations": {
+                "openai/unstable": {
+                    "n_items": 4,
+                    "samples": 3,
+                    "share_identical": 0.25,
+                    "share_identical_ci95": [0.0, 0.75],
+                    "alpha": 0.31,
+                    "alpha_ci95": [-0.1, 0.6],
+                }
+            }
+        },
+    }
+    _print_stability(report)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Calls per item: 9" in out
+    assert "explorations openai/unstable: 3 samples, n=4, identical 0.25, alpha 0.31" in out
