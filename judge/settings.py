@@ -151,8 +151,12 @@ class JudgeSpec(BaseModel):
     )
     sample_params: dict[str, Any] = Field(
         default_factory=lambda: {"temperature": 0.7},
-        description="parameters over ``params`` for every sample when samples > 1 (each "
-        "sample also gets its own ``seed``: 0, 1, ...)",
+        description="parameters over ``params`` for every sample when samples > 1",
+    )
+    sample_seeds: bool = Field(
+        default=True,
+        description="give each sample its own ``seed`` (0, 1, ...); turn off for providers "
+        "that take no seed (Anthropic)",
     )
     family: str | None = Field(
         default=None,

@@ -50,6 +50,7 @@ class JudgeTarget:
     timeout_s: float
     samples: int = 1  # independent samples per item (self-consistency)
     sample_params: dict[str, Any] = field(default_factory=dict)  # over params when samples > 1
+    sample_seeds: bool = True  # each sample its own seed (not for providers without one)
     family: str | None = None  # model family (self-preference)
 
     def __post_init__(self) -> None:
@@ -57,10 +58,11 @@ class JudgeTarget:
 
     def call_params(self, sample: int) -> dict[str, Any]:
         """Parameters of one call: ``params``, or for k > 1 samples also ``sample_params`` and
-        a seed per sample (so samples are independent draws, and cached apart)."""
+        (``sample_seeds``) a seed per sample, so samples are independent draws."""
         if self.samples <= 1:
             return self.params
-        return {**self.params, **self.sample_params, "seed": sample}
+        seed = {"seed": sample} if self.sample_seeds else {}
+        return {**self.params, **self.sample_params, **seed}
 
 
 @dataclass(frozen=True)

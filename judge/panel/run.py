@@ -60,7 +60,11 @@ class Panel:
         calibration and probe lookups; a single-sample judge keeps its pre-samples form."""
         parts = sorted(
             f"{j.model}|{sorted(j.params.items())}"
-            + (f"|k={j.samples}|{sorted(j.sample_params.items())}" if j.samples > 1 else "")
+            + (
+                f"|k={j.samples}|{sorted(j.sample_params.items())}|seeds={j.sample_seeds}"
+                if j.samples > 1
+                else ""
+            )
             for j in self.judges
         )
         return ";".join(parts)

@@ -69,6 +69,7 @@ def resolve_panel(
                 timeout_s=settings.llm.timeout_s,
                 samples=judge.samples,
                 sample_params=dict(judge.sample_params),
+                sample_seeds=judge.sample_seeds,
                 family=judge.family,
             )
         )

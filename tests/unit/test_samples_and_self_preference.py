@@ -190,3 +190,19 @@ def test_calibration_table_prints_calls_per_item_and_stability(
     out = " ".join(capsys.readouterr().out.split())
     assert "Calls per item: 9" in out
     assert "explorations openai/unstable: 3 samples, n=4, identical 0.25, alpha 0.31" in out
+
+
+def test_samples_without_seeds_for_providers_that_take_none() -> None:
+    unseeded = JudgeTarget(
+        model="anthropic/claude",
+        params={"temperature": 0},
+        api_base=None,
+        api_key=None,
+        timeout_s=5,
+        samples=2,
+        sample_params={"temperature": 0.7},
+        sample_seeds=False,
+    )
+    assert unseeded.call_params(1) == {"temperature": 0.7}
+    assert target("a", 2).call_params(1) == {"temperature": 0.7, "seed": 1}
+    assert target("a", 1).call_params(0) == {"temperature": 0}
