@@ -15,7 +15,7 @@ from litestar import Litestar
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 
-from judge import __version__
+from judge import __version__, metrics
 from judge.api.auth import require_scope
 from judge.api.calibration_routes import (
     create_calibration,
@@ -32,6 +32,7 @@ from judge.api.problems import handle_exception
 from judge.api.reliability_routes import create_canary, get_reliability, list_canaries
 from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
 from judge.api.state import ApiState
+from judge.services.run_gauges import RunGaugeCollector
 from judge.services.runner import InProcessRunner, JobWaiter
 from judge.services.runtime import build_runtime
 from judge.settings import Settings
@@ -53,6 +54,9 @@ def create_app(settings: Settings) -> Litestar:
         closers: list[Any] = []
         try:
             await runtime.database.check_migrated()
+            metrics.add_collector(
+                RunGaugeCollector(settings.database_url, ttl_s=settings.run_gauges_ttl_s)
+            )
             waiter = JobWaiter(runtime.jobs)
             if settings.redis_url:
                 from judge.services.notify import RedisNotifier

@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-import httpx
 from rich.table import Table
 
 from judge.cli._output import console, fail, print_json
-from judge.cli.calibrate import run_remote
+from judge.cli._remote import remote
 from judge.cli.score import read_items
 from judge.errors import JudgeError
 from judge.services.probes import (
@@ -25,6 +24,9 @@ from judge.services.probes import (
     ProbeOptions,
 )
 from judge.settings import load_settings
+
+#: ``judge probe --url`` waits this long for the report
+REMOTE_WAIT_S = 24 * 3600.0
 
 
 async def _run_here(
@@ -130,10 +132,11 @@ def probe(
         if url:
             body = {"rubric": rubric_id, "panel": panel, "kind": kind, "items": items}
             body |= options.__dict__
-            view = run_remote(url, key, body, route="/v1/probes")
+            with remote(url, key) as client:
+                view = client.probe(body, wait=REMOTE_WAIT_S)
         else:
             view = asyncio.run(_run_here(rubric_id, panel, kind, items, options))
-    except (JudgeError, OSError, httpx.HTTPError) as exc:
+    except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", None) or str(exc))
         return
     if fmt == "json":

@@ -54,6 +54,8 @@ class ChatRequest:
     timeout_s: float = 60.0
     use_cache: bool = True
     sample: int = 0  # self-consistency sample index: part of the cache key, never collapsed
+    #: the client path: ``auto``, ``litellm`` or ``openai`` (see :mod:`judge.llm.routing`)
+    client: Literal["auto", "litellm", "openai"] = "auto"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_key", as_secret(self.api_key))

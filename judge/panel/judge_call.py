@@ -26,6 +26,7 @@ from judge.domain.rubric import Dimension, Rubric
 from judge.domain.text_safety import storable_text
 from judge.llm.client import ChatClient, ChatRequest, ChatResult, as_secret
 from judge.llm.prompts import build_messages, prompt_hash, repair_message
+from judge.llm.routing import ClientChoice
 from judge.tracing import tracer
 
 _RAW_REPLY_LIMIT = 20_000
@@ -52,6 +53,7 @@ class JudgeTarget:
     sample_params: dict[str, Any] = field(default_factory=dict)  # over params when samples > 1
     sample_seeds: bool = True  # each sample its own seed (not for providers without one)
     family: str | None = None  # model family (self-preference)
+    client: ClientChoice = "auto"  # the client path (judge.llm.routing)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_key", as_secret(self.api_key))
@@ -162,6 +164,7 @@ async def run_judge(
         timeout_s=target.timeout_s,
         use_cache=use_cache,
         sample=sample,
+        client=target.client,
     )
     phash = prompt_hash(messages, schema, params)
     result = await _traced_call(client, request, rubric.id, "judge")
@@ -194,6 +197,7 @@ async def run_judge(
                 timeout_s=target.timeout_s,
                 use_cache=use_cache,
                 sample=sample,
+                client=target.client,
             ),
             rubric.id,
             "repair",

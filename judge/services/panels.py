@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import SecretStr
 
 from judge.errors import ConfigError, PanelNotFound
+from judge.llm.routing import client_path
 from judge.panel.judge_call import JudgeTarget
 from judge.panel.run import Panel
 from judge.settings import (
@@ -60,6 +61,8 @@ def resolve_panel(
             api_key = SecretStr(SIMULATOR_API_KEY)
         else:
             api_base, api_key = judge.api_base or settings.llm.api_base, settings.api_key_for(judge)
+        # fails here, before any call, when a forced path cannot serve the judge
+        path = client_path(judge.client, judge.model, api_base)
         targets.append(
             JudgeTarget(
                 model=judge.model,
@@ -71,6 +74,7 @@ def resolve_panel(
                 sample_params=dict(judge.sample_params),
                 sample_seeds=judge.sample_seeds,
                 family=judge.family,
+                client=path,
             )
         )
     return Panel(
