@@ -42,6 +42,9 @@ PANELS = {
     },
 }
 PANELS["families-keep"] = {**PANELS["families"], "self_preference": "keep"}
+# every judge through LiteLLM's adapter (``auto`` would take the direct OpenAI-compatible path)
+for _panel in PANELS.values():
+    _panel["judges"] = [judge | {"client": "litellm"} for judge in _panel["judges"]]
 
 
 @pytest.fixture(scope="module")
