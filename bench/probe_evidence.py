@@ -1,8 +1,8 @@
 """Evidence for issue 15: bias probes and self-consistency on SIMULATED panels.
 
 Runs in process (SQLite in a temporary directory; the bundled simulator over loopback HTTP;
-each judge on the ``auto`` client path), prints a Markdown table of each probe's panel-level finding per
-dimension (n, mean, 95% paired bootstrap CI) and the calls per item, then the cost of
+each judge on the ``auto`` client path), prints a Markdown table of each probe's panel-level
+finding per dimension (n, mean, 95% paired bootstrap CI) and the calls per item, then the cost of
 ``samples: k`` (k x judges calls per item, measured) with the share of dimensions flagged
 ``judge_unstable`` on the ``unstable`` panel and on an ``accurate`` one.
 
