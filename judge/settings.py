@@ -149,8 +149,28 @@ class JudgeSpec(BaseModel):
         "models, LiteLLM otherwise; openai or litellm force a path",
     )
     simulated: bool = False
+    samples: int = Field(
+        default=1,
+        ge=1,
+        le=20,
+        description="independent samples per item (self-consistency); k > 1 costs k calls",
+    )
+    sample_params: dict[str, Any] = Field(
+        default_factory=lambda: {"temperature": 0.7},
+        description="parameters over ``params`` for every sample when samples > 1",
+    )
+    sample_seeds: bool = Field(
+        default=True,
+        description="give each sample its own ``seed`` (0, 1, ...); turn off for providers "
+        "that take no seed (Anthropic)",
+    )
+    family: str | None = Field(
+        default=None,
+        max_length=50,
+        description="model family for self-preference (default: read from the model name)",
+    )
 
-    @field_validator("params")
+    @field_validator("params", "sample_params")
     @classmethod
     def _no_secret_params(cls, params: dict[str, Any]) -> dict[str, Any]:
         found = secret_param_path(params)
@@ -188,6 +208,11 @@ class PanelSpec(BaseModel):
         description="auto: equal until the applicable calibration of a dimension passes the "
         "evidence gate and its cross-validated comparison shows reliability weighting helps "
         "there; equal: always; weighted: wherever a calibration gives every judge a weight",
+    )
+    self_preference: Literal["exclude", "keep"] = Field(
+        default="exclude",
+        description="a judge rating a reply of its own model family (item metadata."
+        "generator_model): exclude it from the aggregate, or keep it and flag the dimension",
     )
 
     @model_validator(mode="after")

@@ -27,6 +27,7 @@ from judge.api.calibration_routes import (
 from judge.api.docs import swagger_assets, swagger_plugin
 from judge.api.meta_routes import get_rubric, health, list_rubrics, ready
 from judge.api.observability import HttpMetricsMiddleware, metrics_endpoint
+from judge.api.probe_routes import create_probe, get_probe
 from judge.api.problems import handle_exception
 from judge.api.reliability_routes import create_canary, get_reliability, list_canaries
 from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
@@ -98,6 +99,8 @@ def create_app(settings: Settings) -> Litestar:
             get_calibration_report,
             get_aggregation_comparison,
             plan_calibration,
+            create_probe,
+            get_probe,
             get_reliability,
             create_canary,
             list_canaries,

@@ -31,3 +31,4 @@ async def require_scope(
         raise ProblemError(401, "the API key is unknown or revoked")
     if scope not in key.scopes and "admin" not in key.scopes:
         raise ProblemError(403, f"the API key {key.prefix}… lacks the {scope!r} scope")
+    connection.state.api_key_id = key.id  # runs record their owner (probe_runs.owner)

@@ -29,6 +29,7 @@ COMMANDS = {
     "batch": "judge.cli.batch:batch",
     "calibrate": "judge.cli.calibrate:calibrate",
     "canary": "judge.cli.canary:canary",
+    "probe": "judge.cli.probe:probe",
     "agreement": "judge.cli.agreement:agreement",
     "simulate-llm": "judge.cli.simulate:simulate_llm",
     "bench": "judge.cli.bench:bench",

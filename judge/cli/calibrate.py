@@ -147,6 +147,26 @@ def print_report(report: dict[str, Any]) -> None:
                 + ", ".join(f"{k} {_fmt(panel[k])}" for k in ("recall_at_1", "mrr") if k in panel)
                 + "; end to end (the judges' own choice) is the row above."
             )
+    _print_stability(report)
+
+
+def _print_stability(report: dict[str, Any]) -> None:
+    """Calls per item and, for judges sampled k > 1 times, their intra-judge stability."""
+    out = console()
+    cost = report.get("cost")
+    if cost:
+        out.print(
+            f"Calls per item: {cost['calls_per_item']} (samples x judges; measured "
+            f"{_fmt(cost.get('measured_calls_per_item'))})"
+        )
+    for dim_id, judges in (report.get("stability") or {}).items():
+        for model, entry in judges.items():
+            low, high = entry["alpha_ci95"]
+            out.print(
+                f"Stability {dim_id} {model}: {entry['samples']} samples, n={entry['n_items']}, "
+                f"identical {_fmt(entry['share_identical'])}, alpha {_fmt(entry['alpha'])} "
+                f"[{_fmt(low)}, {_fmt(high)}]"
+            )
 
 
 @click.command("run")

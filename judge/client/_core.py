@@ -151,6 +151,14 @@ def reliability_call(rubric: str) -> Call:
     return Call("GET", f"/v1/reliability/{rubric}")
 
 
+def probe_call(body: dict[str, Any], wait: float | None) -> Call:
+    return Call("POST", "/v1/probes", _wait_param(wait), json=body)
+
+
+def probe_run_call(run_id: str) -> Call:
+    return Call("GET", f"/v1/probes/{run_id}")
+
+
 def plan_call(body: dict[str, Any]) -> Call:
     return Call("POST", "/v1/calibrations/plan", json=body)
 

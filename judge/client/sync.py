@@ -142,6 +142,25 @@ class JudgeClient:
         """A rubric's calibrations and canary runs (with drift)."""
         return _core.parse_reliability(self.request(_core.reliability_call(rubric)))
 
+    # --- bias probes ------------------------------------------------------------------------
+    def probe(self, body: dict[str, Any], *, wait: float | None = 600.0) -> dict[str, Any]:
+        """Start a bias probe (``POST /v1/probes``); with ``wait``, until its report is ready.
+
+        Raises:
+            WaitTimeout: the probe did not finish within ``wait`` seconds.
+        """
+        deadline = None if wait is None else time.monotonic() + wait
+        view: dict[str, Any] = self.request(_core.probe_call(body, wait))
+        while wait is not None and view["status"] not in ("completed", "failed"):
+            if not self._poll(deadline):
+                raise WaitTimeout(f"probe {view['id']} is still {view['status']} after {wait}s")
+            view = self.probe_run(view["id"])
+        return view
+
+    def probe_run(self, run_id: str) -> dict[str, Any]:
+        data: dict[str, Any] = self.request(_core.probe_run_call(run_id))
+        return data
+
     def plan_calibration(self, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /v1/calibrations/plan`` (see the route's OpenAPI description)."""
         data: dict[str, Any] = self.request(_core.plan_call(body))

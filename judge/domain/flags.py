@@ -20,6 +20,11 @@ from judge.domain.result import ReliabilityFlag
 from judge.domain.rubric import Prior, ReliabilityPolicy
 
 PRIOR_SOURCE = "rubric-prior"
+#: caution reasons of the judge-quality features (DESIGN.md section 2)
+JUDGE_UNSTABLE = "judge_unstable"
+LENGTH_SENSITIVE = "length_sensitive"
+SELF_PREFERENCE_EXCLUDED = "self_preference_excluded"
+SELF_PREFERENCE_KEPT = "self_preference_kept"
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,20 @@ class CallRecord(BaseModel):
     raw_reply: str | None = None
 
 
+class SampleInfo(BaseModel):
+    """A judge's k samples on one dimension (panel option ``samples``): the values, their
+    spread (ordinal: max - min; else 1 - modal share) and whether they disagree beyond the
+    rubric's tolerance."""
+
+    values: list[Any]
+    spread: float | None = None
+    unstable: bool = False
+
+
 class JudgeRating(BaseModel):
-    """One judge on one dimension: a rating, or an abstention with its reason."""
+    """One judge on one dimension: a rating, or an abstention with its reason.
+    ``self_preference``: the judged reply came from this judge's model family, and its rating
+    was ``excluded`` from the aggregate or ``kept`` (and the dimension flagged)."""
 
     model: str
     rating: Any = None
@@ -50,6 +62,8 @@ class JudgeRating(BaseModel):
     status: Literal["ok", "abstained"]
     reason: str | None = None
     detail: str | None = None
+    samples: SampleInfo | None = None
+    self_preference: Literal["excluded", "kept"] | None = None
 
 
 class Agreement(BaseModel):

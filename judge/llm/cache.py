@@ -22,7 +22,14 @@ class CallCache(Protocol):
 
 
 def cache_key(request: ChatRequest) -> str:
-    payload = [request.model, request.params, request.messages, request.response_format]
+    payload: list[object] = [
+        request.model,
+        request.params,
+        request.messages,
+        request.response_format,
+    ]
+    if request.sample:  # sample 0 keeps the key it had before samples existed
+        payload.append({"sample": request.sample})
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

@@ -53,6 +53,7 @@ class ChatRequest:
     api_key: SecretStr | None = field(default=None, repr=False)
     timeout_s: float = 60.0
     use_cache: bool = True
+    sample: int = 0  # self-consistency sample index: part of the cache key, never collapsed
     #: the client path: ``auto``, ``litellm`` or ``openai`` (see :mod:`judge.llm.routing`)
     client: Literal["auto", "litellm", "openai"] = "auto"
 

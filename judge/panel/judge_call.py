@@ -49,10 +49,22 @@ class JudgeTarget:
     api_base: str | None
     api_key: SecretStr | None = field(repr=False)
     timeout_s: float
+    samples: int = 1  # independent samples per item (self-consistency)
+    sample_params: dict[str, Any] = field(default_factory=dict)  # over params when samples > 1
+    sample_seeds: bool = True  # each sample its own seed (not for providers without one)
+    family: str | None = None  # model family (self-preference)
     client: ClientChoice = "auto"  # the client path (judge.llm.routing)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_key", as_secret(self.api_key))
+
+    def call_params(self, sample: int) -> dict[str, Any]:
+        """Parameters of one call: ``params``, or for k > 1 samples also ``sample_params`` and
+        (``sample_seeds``) a seed per sample, so samples are independent draws."""
+        if self.samples <= 1:
+            return self.params
+        seed = {"seed": sample} if self.sample_seeds else {}
+        return {**self.params, **self.sample_params, **seed}
 
 
 @dataclass(frozen=True)
@@ -70,12 +82,14 @@ class JudgeOutcome:
     calls: list[CallRecord]
 
 
-def _record(result: ChatResult, target: JudgeTarget, phash: str, purpose: str) -> CallRecord:
+def _record(
+    result: ChatResult, target: JudgeTarget, params: dict[str, Any], phash: str, purpose: str
+) -> CallRecord:
     outcome = "ok" if result.ok else str(result.failure)
     return CallRecord(
         requested_model=target.model,
         resolved_model=_resolved(result),
-        params=target.params,
+        params=params,
         prompt_hash=phash,
         purpose="repair" if purpose == "repair" else "judge",
         prompt_tokens=result.prompt_tokens,
@@ -133,7 +147,10 @@ async def run_judge(
     dimensions: list[Dimension],
     *,
     use_cache: bool = True,
+    sample: int = 0,
 ) -> JudgeOutcome:
+    """One judge's ratings of ``dimensions``; ``sample`` numbers independent samples."""
+    params = target.call_params(sample)
     participants = tuple(p.id for p in item.clients)
     schema = response_format(judgment_schema(rubric, dimensions, participants))
     messages = build_messages(rubric, item, dimensions)
@@ -141,16 +158,17 @@ async def run_judge(
         model=target.model,
         messages=messages,
         response_format=schema,
-        params=target.params,
+        params=params,
         api_base=target.api_base,
         api_key=target.api_key,
         timeout_s=target.timeout_s,
         use_cache=use_cache,
+        sample=sample,
         client=target.client,
     )
-    phash = prompt_hash(messages, schema, target.params)
+    phash = prompt_hash(messages, schema, params)
     result = await _traced_call(client, request, rubric.id, "judge")
-    calls = [_record(result, target, phash, "judge")]
+    calls = [_record(result, target, params, phash, "judge")]
     if not result.ok:
         reason = str(result.failure)
         detail = result.error or reason
@@ -173,18 +191,19 @@ async def run_judge(
                 model=target.model,
                 messages=repair_messages,
                 response_format=schema,
-                params=target.params,
+                params=params,
                 api_base=target.api_base,
                 api_key=target.api_key,
                 timeout_s=target.timeout_s,
                 use_cache=use_cache,
+                sample=sample,
                 client=target.client,
             ),
             rubric.id,
             "repair",
         )
         calls.append(
-            _record(repair, target, prompt_hash(repair_messages, schema, target.params), "repair")
+            _record(repair, target, params, prompt_hash(repair_messages, schema, params), "repair")
         )
         if repair.ok:
             resolved = _resolved(repair) or resolved

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from judge.domain.aggregation import WEIGHT_METHOD, AggregationMode, choose_aggregation
-from judge.domain.flags import Calibration, reliability_flag
+from judge.domain.families import model_family
+from judge.domain.flags import (
+    JUDGE_UNSTABLE,
+    LENGTH_SENSITIVE,
+    SELF_PREFERENCE_EXCLUDED,
+    SELF_PREFERENCE_KEPT,
+    Calibration,
+    reliability_flag,
+)
 from judge.domain.injection import contains_instructions
 from judge.domain.item import Item
 from judge.domain.result import (
@@ -18,15 +27,17 @@ from judge.domain.result import (
     DimensionResult,
     JudgeRating,
     PanelMember,
+    SampleInfo,
     ScoreResult,
     Usage,
 )
-from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric
+from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric, Tolerance
 from judge.domain.setting import check_item_fits
 from judge.errors import JudgeMisconfigured
 from judge.llm.client import CONFIGURATION_FAILURES, ChatClient
 from judge.panel.aggregate import Aggregate, aggregate, weighted_aggregate
 from judge.panel.judge_call import JudgeOutcome, JudgeTarget, run_judge
+from judge.panel.samples import SampledOutcome, combine_samples
 
 INSTRUCTIONS_FLAG = "input_contains_instructions"
 
@@ -42,28 +53,60 @@ class Panel:
     simulated: bool = False  # every judge is a simulator persona
     includes_simulator: bool = False  # at least one judge is a simulator persona
     aggregation: AggregationMode = "auto"  # see judge.domain.aggregation
+    self_preference: str = "exclude"  # exclude | keep (a judge of the judged model's family)
 
     def signature(self) -> str:
-        """Identifies the panel's composition (models and parameters) for calibration lookups."""
-        parts = sorted(f"{j.model}|{sorted(j.params.items())}" for j in self.judges)
+        """Identifies the panel's composition (models, parameters and samples per judge) for
+        calibration and probe lookups; a single-sample judge keeps its pre-samples form."""
+        parts = sorted(
+            f"{j.model}|{sorted(j.params.items())}"
+            + (
+                f"|k={j.samples}|{sorted(j.sample_params.items())}|seeds={j.sample_seeds}"
+                if j.samples > 1
+                else ""
+            )
+            for j in self.judges
+        )
         return ";".join(parts)
+
+    def calls_per_item(self) -> int:
+        """LLM calls one item costs without repairs or cache hits (samples x judges)."""
+        return sum(j.samples for j in self.judges)
 
 
 async def _judge_all(
+    rubric: Rubric,
+    samples: int,
+    tolerance: Tolerance,
+    once: Callable[[int], Awaitable[JudgeOutcome]],
+) -> SampledOutcome:
+    """The judge's ``samples`` independent samples (``once(sample)``), combined per dimension."""
+    parts = await asyncio.gather(*(once(sample) for sample in range(max(1, samples))))
+    return combine_samples(list(rubric.dimensions), list(parts), tolerance)
+
+
+async def _judge_once(
     client: ChatClient,
     rubric: Rubric,
     item: Item,
     target: JudgeTarget,
     per_dimension: bool,
     use_cache: bool,
+    sample: int,
 ) -> JudgeOutcome:
     if not per_dimension:
         return await run_judge(
-            client, rubric, item, target, list(rubric.dimensions), use_cache=use_cache
+            client,
+            rubric,
+            item,
+            target,
+            list(rubric.dimensions),
+            use_cache=use_cache,
+            sample=sample,
         )
     parts = await asyncio.gather(
         *(
-            run_judge(client, rubric, item, target, [d], use_cache=use_cache)
+            run_judge(client, rubric, item, target, [d], use_cache=use_cache, sample=sample)
             for d in rubric.dimensions
         )
     )
@@ -105,6 +148,17 @@ def _summary(rubric: Rubric, dims: dict[str, DimensionResult]) -> dict[str, Any]
         used.append(dim.id)
     score = round(sum(values) / len(values), 4) if values else None
     return {"score": score, "range": [0, 1], "dimensions": used, "excluded_untrusted": excluded}
+
+
+def _own_family_judges(panel: Panel, item: Item) -> frozenset[str]:
+    """Judges of the family that generated the judged reply (``metadata.generator_model``)."""
+    generator = item.metadata.get("generator_model")
+    if not isinstance(generator, str) or not generator.strip():
+        return frozenset()
+    family = model_family(generator)
+    if family is None:
+        return frozenset()
+    return frozenset(t.model for t in panel.judges if (t.family or model_family(t.model)) == family)
 
 
 def _stop_if_misconfigured(outcomes: list[JudgeOutcome]) -> None:
@@ -167,19 +221,28 @@ async def score_item(
     calibrations: Mapping[str, Calibration] | None = None,
     use_cache: bool = True,
     policy: ReliabilityPolicy | None = None,
+    length_sensitive: frozenset[str] = frozenset(),
 ) -> ScoreResult:
     """Score ``item``; ``calibrations`` maps dimension id to this panel's calibration, if any;
-    ``policy`` overrides the rubric's reliability policy (e.g. with the settings' defaults)."""
+    ``policy`` overrides the rubric's reliability policy (e.g. with the settings' defaults);
+    ``length_sensitive`` names dimensions the panel's latest verbosity probe marked."""
     check_item_fits(item, rubric)
     policy = policy or rubric.reliability
     started = time.perf_counter()
-    outcomes = await asyncio.gather(
+    sampled = await asyncio.gather(
         *(
-            _judge_all(client, rubric, item, t, panel.per_dimension_calls, use_cache)
+            _judge_all(
+                rubric,
+                t.samples,
+                policy.tolerance,
+                partial(_judge_once, client, rubric, item, t, panel.per_dimension_calls, use_cache),
+            )
             for t in panel.judges
         )
     )
+    outcomes = [s.outcome for s in sampled]
     _stop_if_misconfigured(outcomes)
+    own_family = _own_family_judges(panel, item)
     quorum = panel.quorum or policy.quorum
     participants = tuple(p.id for p in item.clients)
     input_flags = [INSTRUCTIONS_FLAG] if contains_instructions(item) else []
@@ -188,17 +251,38 @@ async def score_item(
         judges: list[JudgeRating] = []
         valid: list[Any] = []
         valid_models: list[str] = []
-        for outcome in outcomes:
+        judge_flags: list[str] = []
+        for outcome, sampling in zip(outcomes, sampled, strict=True):
             if dim.id in outcome.ratings:
                 rated = outcome.ratings[dim.id]
-                valid.append(rated.rating)
-                valid_models.append(outcome.model)
+                samples = sampling.samples.get(dim.id)
+                if samples is not None and samples.unstable:
+                    judge_flags.append(JUDGE_UNSTABLE)
+                own = outcome.model in own_family
+                excluded = own and panel.self_preference == "exclude"
+                if own:
+                    judge_flags.append(
+                        SELF_PREFERENCE_EXCLUDED if excluded else SELF_PREFERENCE_KEPT
+                    )
+                if not excluded:
+                    valid.append(rated.rating)
+                    valid_models.append(outcome.model)
                 judges.append(
                     JudgeRating(
                         model=outcome.model,
                         rating=rated.rating,
                         rationale=rated.rationale,
                         status="ok",
+                        samples=(
+                            SampleInfo(
+                                values=samples.values,
+                                spread=samples.spread,
+                                unstable=samples.unstable,
+                            )
+                            if samples is not None
+                            else None
+                        ),
+                        self_preference=(None if not own else "excluded" if excluded else "kept"),
                     )
                 )
             else:
@@ -218,7 +302,9 @@ async def score_item(
         enough = len(valid) >= quorum
         if how is not None and not enough:
             how.equal_score = None  # withheld like the score
-        extra = tuple(input_flags)
+        extra = tuple(input_flags) + tuple(dict.fromkeys(judge_flags))
+        if dim.id in length_sensitive:
+            extra += (LENGTH_SENSITIVE,)
         if dim.scale.type == "free_text":
             extra += ("free_text_not_aggregated",)
         flag = reliability_flag(

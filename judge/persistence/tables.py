@@ -162,3 +162,34 @@ class CalibrationRun(SQLModel, table=True):
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
     finished_at: datetime | None = Field(default=None, sa_column=_ts())
+
+
+class ProbeRun(SQLModel, table=True):
+    """A bias probe (verbosity, order, self-preference) of a panel on a rubric: a batch of
+    kind ``probe`` whose jobs are the items' variants (``variants_json``: item index and
+    variant name per job position). ``flags_json`` holds what scoring uses (the dimensions a
+    verbosity probe found ``length_sensitive``); ``owner`` the API key id that created it."""
+
+    __tablename__ = "probe_runs"
+    __table_args__ = (Index("ix_probe_lookup", "rubric_hash", "kind", "status"),)
+
+    id: str = Field(primary_key=True, max_length=32)
+    kind: str = Field(max_length=32)
+    rubric_id: str = Field(max_length=100)
+    rubric_version: str = Field(max_length=20)
+    rubric_hash: str = Field(max_length=80)
+    panel_name: str = Field(max_length=100)
+    panel_signature: str = Field(sa_column=Column(Text, nullable=False))
+    status: str = Field(default="running", max_length=16)
+    batch_id: str | None = Field(default=None, foreign_key="batches.id", max_length=32)
+    owner: str | None = Field(default=None, max_length=64)
+    n_items: int = 0
+    simulated: bool = Field(
+        default=False, sa_column=Column(Boolean, nullable=False, server_default=false())
+    )
+    options_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+    variants_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    flags_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))
+    report_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+    finished_at: datetime | None = Field(default=None, sa_column=_ts())

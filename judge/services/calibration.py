@@ -31,6 +31,7 @@ from judge.persistence.database import Database
 from judge.persistence.tables import Batch, CalibrationRun, ScoreJob, utcnow
 from judge.services.calibration_report import ScoredItem, calibration_report, flag_inputs
 from judge.services.jobs import DB_REFUSED, JobService, new_id
+from judge.services.stability import call_cost, intra_judge_stability
 
 CALIBRATION = "calibration"
 
@@ -243,6 +244,8 @@ class CalibrationService:
             simulated=run.simulated,
         )
         report["panel"] = {"name": run.panel_name, "judges": judges}
+        report["stability"] = intra_judge_stability(rubric, items)
+        report["cost"] = call_cost(panel, items)
         report["label"] = run.label
         report["failed_items"] = progress.failed
         for hook in self.finalize_hooks:
@@ -332,13 +335,16 @@ def scored_items(run: CalibrationRun, jobs: Sequence[ScoreJob]) -> list[ScoredIt
 
 def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
     judges: dict[str, dict[str, Any]] = {}
+    samples: dict[str, dict[str, list[Any]]] = {}
     aggregate: dict[str, Any] = {}
+    llm_calls = 0
     item = json.loads(job.item_json)
     participants = tuple(
         p["id"] for p in item.get("participants") or [] if not _supporter(p.get("role"))
     )
     if job.status == repo.COMPLETED and job.result_json:
         result = json.loads(job.result_json)
+        llm_calls = int((result.get("usage") or {}).get("llm_calls") or 0)
         for dim_id, dim in result["dimensions"].items():
             # the run measures the panel's equal aggregate, whatever aggregation scored it:
             # weights fit on these very items would otherwise be judged on them
@@ -349,6 +355,9 @@ def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
             for judge in dim["judges"]:
                 if judge["status"] == "ok":
                     judges.setdefault(judge["model"], {})[dim_id] = judge["rating"]
+                    if judge.get("samples"):
+                        values = judge["samples"]["values"]
+                        samples.setdefault(judge["model"], {})[dim_id] = values
     return ScoredItem(
         labels=labels,
         judges=judges,
@@ -356,6 +365,8 @@ def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
         group=item.get("group"),
         participants=participants,
         given=item.get("given") or {},
+        judge_samples=samples,
+        llm_calls=llm_calls,
     )
 
 

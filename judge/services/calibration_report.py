@@ -86,6 +86,9 @@ class ScoredItem:
     group: str | None = None  # items of one group are resampled together
     participants: tuple[str, ...] = ()  # the item's non-supporter participant ids
     given: Mapping[str, Any] = field(default_factory=dict)  # labels the judges were told
+    #: model -> dimension -> the judge's k samples (only for judges with samples > 1)
+    judge_samples: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    llm_calls: int = 0  # LLM calls the item cost (cache hits excluded)
 
 
 def _majority(values: list[Any], order: list[Any]) -> Any:

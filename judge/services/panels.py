@@ -70,6 +70,10 @@ def resolve_panel(
                 api_base=api_base,
                 api_key=api_key,
                 timeout_s=settings.llm.timeout_s,
+                samples=judge.samples,
+                sample_params=dict(judge.sample_params),
+                sample_seeds=judge.sample_seeds,
+                family=judge.family,
                 client=path,
             )
         )
@@ -79,6 +83,7 @@ def resolve_panel(
         quorum=spec.quorum,
         per_dimension_calls=spec.per_dimension_calls,
         aggregation=spec.aggregation,
+        self_preference=spec.self_preference,
         simulated=all(j.simulated for j in spec.judges),
         includes_simulator=any(j.simulated for j in spec.judges),
     )

@@ -18,12 +18,14 @@ from judge.persistence.cache import SqlCallCache
 from judge.persistence.calibrations import SqlCalibrations
 from judge.persistence.database import Database
 from judge.persistence.keys import KeyStore
+from judge.persistence.probes import SqlProbeFlags
 from judge.rubrics import RubricRegistry
 from judge.services.calibration import CalibrationService
 from judge.services.calibration_insights import CalibrationInsights
 from judge.services.canary import CanaryService
 from judge.services.jobs import JobService
 from judge.services.panels import needs_simulator, panel_names, panel_spec
+from judge.services.probes import ProbeService
 from judge.services.scoring import Scorer
 from judge.settings import Settings
 from judge.simulator import SimulatorOptions, SimulatorProcess
@@ -40,6 +42,7 @@ class ServiceRuntime:
     calibrations: CalibrationService
     canaries: CanaryService
     insights: CalibrationInsights
+    probes: ProbeService
     simulator: SimulatorProcess | None = None
     call_cache: SqlCallCache | None = None
     llm_paths: RoutingClient | None = None
@@ -128,6 +131,7 @@ def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRunti
         client=client,
         calibrations=SqlCalibrations(database),
         reliability_defaults=settings.reliability.as_defaults(),
+        probe_flags=SqlProbeFlags(database),
     )
     check_policies(registry, scorer)
     jobs = JobService(
@@ -138,6 +142,7 @@ def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRunti
         simulator_url=simulator_url,
     )
     calibrations = CalibrationService(jobs)
+    probes = ProbeService(jobs)
     return ServiceRuntime(
         settings=settings,
         database=database,
@@ -150,5 +155,6 @@ def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRunti
         calibrations=calibrations,
         canaries=CanaryService(calibrations),
         insights=CalibrationInsights(calibrations),
+        probes=probes,
         simulator=simulator,
     )

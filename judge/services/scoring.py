@@ -41,6 +41,19 @@ class StaticCalibrations:
         return self.records.get((rubric.content_hash, panel.signature()), {})
 
 
+class ProbeFlagLookup(Protocol):
+    """Dimensions a panel's latest verbosity probe marked ``length_sensitive``."""
+
+    async def length_sensitive(self, rubric: Rubric, panel: Panel) -> frozenset[str]: ...
+
+
+class NoProbeFlags:
+    """No probe has run (in-memory scoring without a database)."""
+
+    async def length_sensitive(self, rubric: Rubric, panel: Panel) -> frozenset[str]:
+        return frozenset()
+
+
 def effective_policy(rubric: Rubric, defaults: Mapping[str, Any]) -> ReliabilityPolicy:
     """The rubric's reliability policy with deployment-wide ``defaults`` for unset fields."""
     return rubric.reliability.with_defaults(dict(defaults))
@@ -83,6 +96,7 @@ class Scorer:
     calibrations: CalibrationLookup = field(default_factory=StaticCalibrations)
     #: settings' reliability defaults (``Settings.reliability``) for fields a rubric leaves unset
     reliability_defaults: Mapping[str, Any] = field(default_factory=dict)
+    probe_flags: ProbeFlagLookup = field(default_factory=NoProbeFlags)
 
     def policy(self, rubric: Rubric) -> ReliabilityPolicy:
         return effective_policy(rubric, self.reliability_defaults)
@@ -99,4 +113,5 @@ class Scorer:
             calibrations=await self.calibrations.latest(rubric, panel, policy.min_items),
             use_cache=use_cache,
             policy=policy,
+            length_sensitive=await self.probe_flags.length_sensitive(rubric, panel),
         )

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from judge.simulator.conversation import JudgedView, proscriptive_ids, read_view
+from judge.simulator.conversation import JudgedView, message_text, proscriptive_ids, read_view
 from judge.simulator.heuristics import heuristic_rating
 from judge.simulator.options import SimulatorOptions
 from judge.simulator.personas import (
+    UNSTABLE_RATE,
     Persona,
+    first_listed_first,
     lenient_value,
     noisy_value,
     random_value,
     seeded,
+    verbose_value,
 )
 from judge.simulator.replay import ReplayTable, coerce
 from judge.simulator.schema import DimSpec, requested_dimensions
@@ -109,6 +113,19 @@ class Engine:
                     "rationale": f"[simulated {persona.label} judge] a random pick.",
                     "rating": random_value(spec, rng),
                 }
+        elif persona.kind == "verbose":
+            words = sum(len(t.split()) for t in view.judged_texts)
+            for spec in dims:
+                ratings[spec.id]["rating"] = verbose_value(spec, ratings[spec.id]["rating"], words)
+        elif persona.kind == "order-biased":
+            first = first_listed_member(messages)
+            for spec in dims:
+                entry = ratings[spec.id]
+                entry["rating"] = first_listed_first(spec, entry["rating"], first)
+        elif persona.kind == "unstable":
+            for spec in dims:  # the per-model call stream: every call draws anew
+                if call_rng.random() < UNSTABLE_RATE:
+                    ratings[spec.id]["rating"] = random_value(spec, call_rng)
         elif persona.kind == "malformed" and call_rng.random() < self.options.malformed_rate:
             return malformed(ratings, dims, call_rng)
         return Reply(_dump(ratings))
@@ -169,6 +186,22 @@ class Engine:
             f"({words} words). Ask for a JSON schema with properties.ratings (response_format, "
             f"a forced tool, output_format or responseJsonSchema) to get structured ratings."
         )
+
+
+_MEMBERS = re.compile(r"Members \(not the therapist\): ([^\n]*?)\.?$", re.MULTILINE)
+
+
+def first_listed_member(messages: list[dict[str, Any]]) -> str | None:
+    """The first participant the prompt lists (the last ``Members ...`` line: examples come
+    before the judged item)."""
+    found: list[str] = []
+    for message in messages:
+        if isinstance(message, dict) and message.get("role") == "user":
+            found += _MEMBERS.findall(message_text(message))
+    if not found:
+        return None
+    first = found[-1].split(",")[0].strip()
+    return first or None
 
 
 def _off_scale(spec: DimSpec, rng: random.Random) -> Any:

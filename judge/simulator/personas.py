@@ -25,6 +25,9 @@ SIMPLE_PERSONAS = (
     "refusing",
     "blocked",
     "wrong-tool",
+    "verbose",
+    "order-biased",
+    "unstable",
 )
 FAULT_KINDS = ("fail429", "fail500", "overloaded", "fail401", "fail400")
 _FAIL = re.compile(r"^(fail429|fail500|overloaded|fail401|fail400)-(\d{1,6})$")
@@ -42,6 +45,11 @@ DESCRIPTIONS = {
     "blocked": "the input is blocked by a safety filter (OpenAI 400 content_filter, Anthropic "
     "stop_reason refusal, Gemini promptFeedback.blockReason)",
     "wrong-tool": "answers with a call to a tool the caller did not ask for",
+    "verbose": "accurate, one level higher per 50 words of the judged text (at most two): "
+    "ratings rise with reply length",
+    "order-biased": "accurate, but ranks the first-listed participant first",
+    "unstable": "accurate, but about half the dimensions get a uniformly drawn value, drawn anew "
+    "on every call (samples vary)",
     "fail429-N": "the first N calls per distinct prompt get HTTP 429, then accurate",
     "fail401-N": "the first N calls per distinct prompt get HTTP 401 (key refused), then accurate",
     "fail400-N": "the first N calls per distinct prompt get HTTP 400 (bad request), then accurate",
@@ -171,3 +179,26 @@ def lenient_value(spec: DimSpec, value: Any) -> Any:
     if spec.kind == "binary":
         return True
     return value
+
+
+#: words of judged text per level the ``verbose`` persona adds (at most ``VERBOSE_MAX_STEPS``)
+VERBOSE_WORDS_PER_STEP = 50
+VERBOSE_MAX_STEPS = 2
+#: the share of dimensions the ``unstable`` persona draws at random on each call
+UNSTABLE_RATE = 0.5
+
+
+def verbose_value(spec: DimSpec, value: Any, words: int) -> Any:
+    """Longer judged text, higher rating (ordinal and binary; other scales unchanged)."""
+    steps = min(VERBOSE_MAX_STEPS, words // VERBOSE_WORDS_PER_STEP)
+    if steps == 0 or spec.kind not in ("ordinal", "binary"):
+        return value
+    return step(spec, value, steps)
+
+
+def first_listed_first(spec: DimSpec, value: Any, first: str | None) -> Any:
+    """A ranked list with the first-listed participant moved to the top."""
+    if spec.kind != "ranked" or first is None or first not in spec.labels:
+        return value
+    rest = [v for v in value if v != first] if isinstance(value, list) else []
+    return [first, *rest][: spec.k]

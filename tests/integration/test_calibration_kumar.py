@@ -666,3 +666,30 @@ def test_judge_calibrate_on_the_epitome_files(
     assert page.count("<tr><td>") == 3 * (len(PANEL_MODELS) + 1)
     assert "SIMULATED JUDGES" in page
     assert page.count("<table class='cm'>") == 3 * (len(PANEL_MODELS) + 1)
+
+
+def test_replayed_judges_support_no_verbosity_order_or_self_preference_probe(
+    stack: ServiceStack, kumar: KumarData
+) -> None:
+    """The replay answers with the ratings recorded for each conversation: a padded reply is
+    not among them, so every replayed judge abstains on it and a verbosity probe has no pair to
+    measure (it needs live judges); the Kumar items are dyadic (no order probe) and their
+    replies were written by people (no generator model: no self-preference probe)."""
+    items = [it["item"] for it in kumar.items["epitome"][:10]]
+    body = {"rubric": "epitome", "panel": PANEL, "kind": "verbosity", "items": items}
+    view = stack.client.post("/v1/probes", params={"wait": 60}, json=body).json()
+    while view["status"] != "completed":
+        time.sleep(0.2)
+        view = stack.client.get(f"/v1/probes/{view['id']}").json()
+    report = view["report"]
+    assert report["length_sensitive"] == []
+    for dim in report["dimensions"].values():
+        assert dim["shift"]["n"] == 0  # no padded variant was rated by anyone
+    # padded: a reply that rates nothing and one repair per judge (6 calls); the originals
+    # cost 3 more unless this module's earlier tests left them in the call cache
+    assert report["cost"]["measured_calls_per_item"] in (6, 9)
+    order = stack.client.post("/v1/probes", json=body | {"kind": "order"})
+    assert (order.status_code, order.json()["field"]) == (422, "kind")
+    self_pref = stack.client.post("/v1/probes", json=body | {"kind": "self-preference"})
+    assert self_pref.status_code == 422
+    assert self_pref.json()["field"] == "items[0].metadata.generator_model"

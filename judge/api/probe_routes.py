@@ -1,0 +1,70 @@
+"""Bias probes over HTTP (admin scope): start one, read its progress and report."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from litestar import Request, Response, get, post
+from litestar.params import JSONBody, Parameter
+from pydantic import BaseModel, ConfigDict, Field
+
+from judge.api.problems import ProblemError
+from judge.api.routes import PANEL_MAX, RUBRIC_ID_MAX, JobId
+from judge.api.state import ApiState, api_state
+from judge.services.probes import (
+    DEFAULT_FILLER_WORDS,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_TOLERANCE,
+    ProbeNotFound,
+    ProbeOptions,
+)
+
+
+class ProbeRequest(BaseModel):
+    """Items to probe the panel with (as for ``POST /v1/scores``; self-preference items carry
+    ``metadata.generator_model``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
+    panel: str | None = Field(default=None, max_length=PANEL_MAX)
+    kind: Literal["verbosity", "order", "self-preference"]
+    items: list[Any]
+    filler_words: int = Field(default=DEFAULT_FILLER_WORDS, ge=1, le=2000)
+    tolerance: float = Field(default=DEFAULT_TOLERANCE, ge=0, le=10)
+    permutations: int = Field(default=DEFAULT_PERMUTATIONS, ge=1, le=10)
+
+
+async def _view(state: ApiState, run_id: str) -> dict[str, Any]:
+    try:
+        return await state.runtime.probes.view(run_id)
+    except ProbeNotFound as exc:
+        raise ProblemError(404, exc.message, field="id") from None
+
+
+@post("/v1/probes", opt={"scope": "admin"}, status_code=202, summary="Start a bias probe")
+async def create_probe(
+    request: Request[Any, Any, Any],
+    data: JSONBody[ProbeRequest],
+    wait: Annotated[float | None, Parameter(ge=0)] = None,
+) -> Response[dict[str, Any]]:
+    state = api_state(request)
+    run, job_ids = await state.runtime.probes.submit(
+        rubric_id=data.rubric,
+        panel_name=data.panel,
+        kind=data.kind,
+        items=data.items,
+        options=ProbeOptions(data.filler_words, data.tolerance, data.permutations),
+        owner=getattr(request.state, "api_key_id", None),
+    )
+    await state.dispatcher.dispatch(job_ids)
+    if wait:
+        await state.waiter.wait(job_ids, min(wait, state.runtime.settings.api.max_wait_s))
+    view = await _view(state, run.id)
+    status = 200 if view["status"] == "completed" else 202
+    return Response(view, status_code=status, headers={"Location": f"/v1/probes/{run.id}"})
+
+
+@get("/v1/probes/{run_id:str}", opt={"scope": "admin"}, summary="A bias probe and its report")
+async def get_probe(request: Request[Any, Any, Any], run_id: JobId) -> dict[str, Any]:
+    return await _view(api_state(request), run_id)

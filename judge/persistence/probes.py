@@ -1,0 +1,99 @@
+"""Probe runs: storage, and which dimensions a panel's latest verbosity probe marked.
+
+A dimension stays ``length_sensitive`` for a rubric (content hash) and panel (signature) until
+a later completed verbosity probe of that panel clears it: only the latest one counts.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Protocol
+
+from sqlalchemy import select, update
+from sqlmodel import col
+
+from judge.domain.rubric import Rubric
+from judge.persistence.database import Database
+from judge.persistence.tables import ProbeRun, utcnow
+
+COMPLETED = "completed"
+VERBOSITY = "verbosity"
+
+
+class _Panel(Protocol):
+    def signature(self) -> str: ...
+
+
+async def run_of_batch(database: Database, batch_id: str) -> str | None:
+    async with database.session() as session:
+        rows = await session.execute(
+            select(col(ProbeRun.id)).where(col(ProbeRun.batch_id) == batch_id)
+        )
+        return rows.scalars().first()
+
+
+async def get_run(database: Database, run_id: str) -> ProbeRun | None:
+    async with database.session() as session:
+        return await session.get(ProbeRun, run_id)
+
+
+async def complete(
+    database: Database, run_id: str, report: dict[str, Any], flags: dict[str, Any]
+) -> bool:
+    """Store the report once (True in the process whose update stored it)."""
+    async with database.session() as session:
+        stored = await session.execute(
+            update(ProbeRun)
+            .where(col(ProbeRun.id) == run_id, col(ProbeRun.status) == "running")
+            .values(
+                status=COMPLETED,
+                report_json=json.dumps(report, ensure_ascii=False),
+                flags_json=json.dumps(flags),
+                finished_at=utcnow(),
+            )
+        )
+        await session.commit()
+    return bool(getattr(stored, "rowcount", 0))
+
+
+async def length_sensitive(database: Database, rubric_hash: str, signature: str) -> frozenset[str]:
+    """Dimensions the latest completed verbosity probe of this rubric and panel marked."""
+    async with database.session() as session:
+        rows = await session.execute(
+            select(col(ProbeRun.flags_json))
+            .where(
+                col(ProbeRun.rubric_hash) == rubric_hash,
+                col(ProbeRun.kind) == VERBOSITY,
+                col(ProbeRun.status) == COMPLETED,
+                col(ProbeRun.panel_signature) == signature,
+            )
+            .order_by(col(ProbeRun.finished_at).desc(), col(ProbeRun.id).desc())
+            .limit(1)
+        )
+        found = rows.scalars().first()
+    if found is None:
+        return frozenset()
+    return frozenset(json.loads(found).get("length_sensitive") or [])
+
+
+class SqlProbeFlags:
+    """Looks up length-sensitive dimensions, remembering answers for a few seconds."""
+
+    def __init__(self, database: Database, *, ttl_s: float = 5.0) -> None:
+        self._db = database
+        self._ttl = ttl_s
+        self._memo: dict[tuple[str, str], tuple[float, frozenset[str]]] = {}
+
+    def forget(self) -> None:
+        self._memo.clear()
+
+    async def length_sensitive(self, rubric: Rubric, panel: _Panel) -> frozenset[str]:
+        key = (rubric.content_hash, panel.signature())
+        hit = self._memo.get(key)
+        now = time.monotonic()
+        if hit is not None and now - hit[0] < self._ttl:
+            return hit[1]
+        found = await length_sensitive(self._db, *key)
+        self._memo[key] = (now, found)
+        return found

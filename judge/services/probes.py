@@ -1,0 +1,273 @@
+"""Bias probes of a panel on a rubric (issue 15): verbosity, order, self-preference.
+
+A probe run is a batch of kind ``probe`` whose jobs are the items' variants (the item as is,
+padded with filler, or with its participants reordered). Scoring runs through the ordinary job
+path (in process or on Celery workers); when the last job is done the report is computed and
+stored once (as for calibrations). A verbosity probe's ``length_sensitive`` dimensions become
+a caution reason on that panel's scores of that rubric until a later verbosity probe of the
+same panel clears them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from judge import metrics
+from judge.domain.families import model_family
+from judge.domain.probe_variants import as_raw, filler, padded, participant_orders
+from judge.errors import ItemInvalid, JudgeError
+from judge.persistence import jobs as repo
+from judge.persistence import probes as store
+from judge.persistence.tables import Batch, ProbeRun, ScoreJob
+from judge.services.jobs import DB_REFUSED, JobService, new_id
+from judge.services.probe_report import (
+    Variant,
+    order_report,
+    self_preference_report,
+    verbosity_report,
+)
+
+PROBE = "probe"
+ProbeKind = Literal["verbosity", "order", "self-preference"]
+KINDS: tuple[str, ...] = ("verbosity", "order", "self-preference")
+DEFAULT_FILLER_WORDS = 60
+DEFAULT_TOLERANCE = 0.25  # scale levels of mean shift (binary: share of items)
+DEFAULT_PERMUTATIONS = 2
+
+
+class ProbeNotFound(JudgeError):
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"no probe run with id {run_id!r}")
+
+
+@dataclass(frozen=True)
+class ProbeOptions:
+    filler_words: int = DEFAULT_FILLER_WORDS
+    tolerance: float = DEFAULT_TOLERANCE
+    permutations: int = DEFAULT_PERMUTATIONS
+
+
+@dataclass
+class ProbeService:
+    jobs: JobService
+
+    def __post_init__(self) -> None:
+        self.jobs.batch_job_hooks.append(self._after_job)
+        self._batch_kinds: dict[str, str] = {}
+
+    async def submit(
+        self,
+        *,
+        rubric_id: str,
+        panel_name: str | None,
+        kind: str,
+        items: Sequence[Any],
+        options: ProbeOptions | None = None,
+        owner: str | None = None,
+    ) -> tuple[ProbeRun, list[str]]:
+        """Validate every item (any problem rejects the run), build the variants, persist."""
+        from judge.services.scoring import validate_for_rubric
+
+        options = options or ProbeOptions()
+        if kind not in KINDS:
+            raise ItemInvalid("kind", f"must be one of {', '.join(KINDS)}")
+        rubric = self.jobs.rubric(rubric_id)
+        panel = self.jobs.panel(panel_name)
+        if not items:
+            raise ItemInvalid("items", "a probe needs at least one item")
+        if kind == "order" and rubric.unit != "conversation":
+            raise ItemInvalid(
+                "kind", f"an order probe needs a multi-party rubric; {rubric.id!r} is dyadic"
+            )
+        variants: list[tuple[int, str, dict[str, Any]]] = []
+        text = filler(options.filler_words)
+        for n, raw in enumerate(items):
+            item = validate_for_rubric(raw, rubric, field_prefix=f"items[{n}]")
+            if kind == "self-preference" and not isinstance(
+                item.metadata.get("generator_model"), str
+            ):
+                raise ItemInvalid(
+                    f"items[{n}].metadata.generator_model",
+                    "a self-preference probe needs the model that generated each reply",
+                )
+            variants.append((n, "original", as_raw(item)))
+            if kind == "verbosity":
+                variants.append((n, "padded", padded(item, rubric.unit, text)))
+            elif kind == "order":
+                orders = participant_orders(item, options.permutations)
+                if not orders:
+                    raise ItemInvalid(
+                        f"items[{n}].participants", "needs two or more non-therapist members"
+                    )
+                variants += [(n, f"order-{i + 1}", v) for i, v in enumerate(orders)]
+        batch = Batch(
+            id=new_id(),
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            rubric_hash=rubric.content_hash,
+            panel_name=panel.name,
+            kind=PROBE,
+            total=len(variants),
+        )
+        run = ProbeRun(
+            id=new_id(),
+            kind=kind,
+            rubric_id=rubric.id,
+            rubric_version=rubric.version,
+            rubric_hash=rubric.content_hash,
+            panel_name=panel.name,
+            panel_signature=panel.signature(),
+            batch_id=batch.id,
+            owner=owner,
+            n_items=len(items),
+            simulated=panel.includes_simulator,
+            options_json=json.dumps(options.__dict__),
+            variants_json=json.dumps([[n, name] for n, name, _ in variants]),
+        )
+        jobs = [
+            ScoreJob(
+                id=new_id(),
+                batch_id=batch.id,
+                position=i + 1,
+                item_id=raw.get("id"),
+                rubric_id=rubric.id,
+                rubric_version=rubric.version,
+                rubric_hash=rubric.content_hash,
+                panel_name=panel.name,
+                panel_signature=panel.signature(),
+                item_json=json.dumps(raw, ensure_ascii=False),
+            )
+            for i, (_, _, raw) in enumerate(variants)
+        ]
+
+        def all_or_nothing(refused: dict[int, str]) -> None:
+            first = min(refused)
+            raise ItemInvalid(f"items[{variants[first][0]}]", DB_REFUSED.format(refused[first]))
+
+        await repo.insert_skipping_refused(
+            self.jobs.database, [batch, run], jobs, before_commit=all_or_nothing
+        )
+        metrics.job_submitted(rubric.id, len(jobs))
+        return run, [j.id for j in jobs]
+
+    async def _after_job(self, job: ScoreJob) -> None:
+        batch_id = job.batch_id or ""
+        if self._batch_kinds.get(batch_id, PROBE) != PROBE:
+            return
+        async with self.jobs.database.session() as session:
+            batch = await repo.get_batch(session, batch_id)
+            if batch is not None:
+                if len(self._batch_kinds) > 10_000:
+                    self._batch_kinds.clear()
+                self._batch_kinds[batch_id] = batch.kind
+            if batch is None or batch.kind != PROBE:
+                return
+            progress = await repo.batch_progress(session, batch)
+        if progress.done:
+            run_id = await store.run_of_batch(self.jobs.database, batch.id)
+            if run_id is not None:
+                await self.finalize(run_id)
+
+    def _forget_flags(self) -> None:
+        forget = getattr(self.jobs.scorer.probe_flags, "forget", None)
+        if callable(forget):
+            forget()
+
+    async def finalize(self, run_id: str) -> ProbeRun:
+        """Compute and store the report once every variant is done (idempotent)."""
+        run = await store.get_run(self.jobs.database, run_id)
+        if run is None:
+            raise ProbeNotFound(run_id)
+        if run.status != "running" or run.batch_id is None:
+            return run
+        async with self.jobs.database.session() as session:
+            batch = await repo.get_batch(session, run.batch_id)
+            assert batch is not None
+            progress = await repo.batch_progress(session, batch)
+            if not progress.done:
+                return run
+            jobs = [job async for job in repo.iter_batch_jobs(session, batch.id)]
+        report, flags = self.report(run, jobs, progress.failed)
+        await store.complete(self.jobs.database, run.id, report, flags)
+        self._forget_flags()
+        stored = await store.get_run(self.jobs.database, run.id)
+        assert stored is not None
+        return stored
+
+    def report(
+        self, run: ProbeRun, jobs: Sequence[ScoreJob], failed: int
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        rubric = self.jobs.rubric(run.rubric_id, run.rubric_version)
+        panel = self.jobs.panel(run.panel_name)
+        judges = [t.model for t in panel.judges]
+        options = ProbeOptions(**json.loads(run.options_json))
+        names: list[list[Any]] = json.loads(run.variants_json)
+        variants = []
+        calls = 0
+        for job in jobs:
+            n, name = names[(job.position or 1) - 1]
+            result = (
+                json.loads(job.result_json)
+                if job.status == repo.COMPLETED and job.result_json
+                else None
+            )
+            if result is not None:
+                calls += int((result.get("usage") or {}).get("llm_calls") or 0)
+            item = json.loads(job.item_json)
+            variants.append(Variant(int(n), str(name), result, item.get("metadata") or {}))
+        flags: dict[str, Any] = {}
+        report: dict[str, Any] = {
+            "kind": run.kind,
+            "rubric": {"id": run.rubric_id, "version": run.rubric_version, "hash": run.rubric_hash},
+            "panel": {"name": run.panel_name, "judges": judges},
+            "simulated": run.simulated,
+            "n_items": run.n_items,
+            "variants": len(variants),
+            "failed_variants": failed,
+            "options": options.__dict__,
+            "cost": {
+                "calls_per_variant": panel.calls_per_item(),
+                "calls_per_item": panel.calls_per_item() * len(variants) // max(1, run.n_items),
+                "measured_calls_per_item": round(calls / max(1, run.n_items), 3),
+            },
+        }
+        if run.kind == "verbosity":
+            dims, sensitive = verbosity_report(rubric, variants, judges, options.tolerance)
+            report |= {"dimensions": dims, "length_sensitive": sensitive}
+            flags["length_sensitive"] = sensitive
+        elif run.kind == "order":
+            report["dimensions"] = order_report(rubric, variants, judges)
+        else:
+            families = {t.model: t.family or model_family(t.model) for t in panel.judges}
+            report["self_preference"] = self_preference_report(rubric, variants, judges, families)
+            report["mode"] = panel.self_preference
+        return report, flags
+
+    async def view(self, run_id: str) -> dict[str, Any]:
+        run = await self.finalize(run_id)
+        view: dict[str, Any] = {
+            "id": run.id,
+            "kind": run.kind,
+            "status": run.status,
+            "rubric": {"id": run.rubric_id, "version": run.rubric_version, "hash": run.rubric_hash},
+            "panel_name": run.panel_name,
+            "simulated": run.simulated,
+            "n_items": run.n_items,
+            "created_at": run.created_at.isoformat(),
+        }
+        if run.batch_id:
+            async with self.jobs.database.session() as session:
+                batch = await repo.get_batch(session, run.batch_id)
+                if batch is not None:
+                    progress = await repo.batch_progress(session, batch)
+                    view["progress"] = {
+                        "total": progress.total,
+                        "completed": progress.completed,
+                        "failed": progress.failed,
+                    }
+        if run.report_json:
+            view["report"] = json.loads(run.report_json)
+        return view
