@@ -1,33 +1,122 @@
-"""Bearer API keys with scopes: ``score``, ``batch`` and ``admin`` (admin implies the others)."""
+"""Fail-closed authentication: every route needs a bearer API key unless it is declared
+public (``opt={"public": True}``: /health, /ready, /metrics, the API docs), or keys are not
+required (``api.require_keys`` off, or unset and the server is bound to and reached on
+loopback). Scopes: ``score``, ``batch``, ``calibrate`` and ``admin`` (admin implies the
+others and reads every key's data).
+
+Key lookups are cached for ``api.key_cache_s`` (a revoked key stops working within that
+time), and a known key keeps working for ``api.key_stale_s`` while the database is down, so
+routes that need only memory (rubrics) stay up during an outage.
+"""
 
 from __future__ import annotations
 
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
 from judge.api.problems import ProblemError
-from judge.api.state import ApiState
+from judge.persistence.database import is_unavailable
+from judge.persistence.keys import KeyInfo, KeyStore, hash_key
+from judge.settings import ApiSettings, is_loopback
+
+ADMIN = "admin"
 
 
-async def require_scope(
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: an API key, or nobody (``key_id`` None) where keys are not required."""
+
+    key_id: str | None
+    scopes: tuple[str, ...] = ()
+
+    @property
+    def admin(self) -> bool:
+        return ADMIN in self.scopes
+
+    @property
+    def owner(self) -> str | None:
+        """What the caller's new jobs, batches, calibrations and canaries are owned by."""
+        return self.key_id
+
+    def can_read(self, owner: str | None) -> bool:
+        return self.admin or owner == self.key_id
+
+
+ANONYMOUS = Principal(key_id=None)
+
+
+class KeyCache:
+    """API keys by hash, looked up at most every ``fresh_s``; a key seen within ``stale_s``
+    is still accepted while the database does not answer."""
+
+    def __init__(self, store: KeyStore, *, fresh_s: float, stale_s: float) -> None:
+        self._store = store
+        self._fresh_s = fresh_s
+        self._stale_s = stale_s
+        self._seen: dict[str, tuple[float, KeyInfo | None]] = {}
+
+    async def authenticate(self, token: str) -> KeyInfo | None:
+        digest = hash_key(token)
+        now = time.monotonic()
+        cached = self._seen.get(digest)
+        if cached is not None and now - cached[0] < self._fresh_s:
+            return cached[1]
+        try:
+            key = await self._store.authenticate(token)
+        except Exception as exc:
+            if is_unavailable(exc) and cached is not None and now - cached[0] < self._stale_s:
+                return cached[1]
+            raise
+        if len(self._seen) > 10_000:  # unknown tokens must not grow this without bound
+            self._seen.clear()
+        self._seen[digest] = (now, key)
+        return key
+
+
+def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+    header = connection.headers.get("authorization", "")
+    return header[7:].strip() if header.lower().startswith("bearer ") else ""
+
+
+def keys_required(settings: ApiSettings, connection: ASGIConnection[Any, Any, Any, Any]) -> bool:
+    """Required when configured so; when unset, unless bound to and reached on loopback (an
+    app run by another ASGI server on a public address is reached on a public one)."""
+    if settings.require_keys is not None:
+        return settings.require_keys
+    server = connection.scope.get("server") or ("127.0.0.1", 0)
+    return settings.keys_required() or not is_loopback(str(server[0]))
+
+
+async def require_key(
     connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
 ) -> None:
-    scope = handler.opt.get("scope")
-    if scope is None:
+    """The app's one guard: deny unless public, or a valid key with the route's scope."""
+    if handler.opt.get("public"):
         return
-    state: ApiState = connection.app.state.api
-    header = connection.headers.get("authorization", "")
-    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    state = connection.app.state.api
+    token = bearer_token(connection)
     if not token:
-        if await state.auth_required():
+        if keys_required(state.runtime.settings.api, connection):
             raise ProblemError(
                 401, "this server requires an API key: send 'Authorization: Bearer <key>'"
             )
+        connection.state.principal = ANONYMOUS
         return
-    key = await state.runtime.keys.authenticate(token)
+    key = await state.keys.authenticate(token)
     if key is None:
         raise ProblemError(401, "the API key is unknown or revoked")
-    if scope not in key.scopes and "admin" not in key.scopes:
+    scope = handler.opt.get("scope")
+    if scope is not None and scope not in key.scopes and ADMIN not in key.scopes:
         raise ProblemError(403, f"the API key {key.prefix}… lacks the {scope!r} scope")
+    connection.state.principal = Principal(key_id=key.id, scopes=key.scopes)
+    await state.quotas.check_rate(key.id)
+
+
+def principal(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
+    """The caller, as the guard identified it."""
+    found: Principal = connection.state.get("principal", ANONYMOUS)
+    return found

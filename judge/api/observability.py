@@ -35,7 +35,7 @@ class HttpMetricsMiddleware(ASGIMiddleware):
             metrics.observe_http(method, route, status, time.perf_counter() - started)
 
 
-@get("/metrics", summary="Prometheus metrics", include_in_schema=False)
+@get("/metrics", summary="Prometheus metrics", include_in_schema=False, opt={"public": True})
 async def metrics_endpoint() -> Response[Any]:
     body, content_type = metrics.render_latest()
     return Response(body, media_type=content_type)
