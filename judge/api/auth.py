@@ -99,6 +99,8 @@ async def require_key(
         return
     state = connection.app.state.api
     token = bearer_token(connection)
+    if not token and connection.headers.get("authorization"):
+        raise ProblemError(401, "send the API key as 'Authorization: Bearer <key>'")
     if not token:
         if keys_required(state.runtime.settings.api, connection):
             raise ProblemError(
