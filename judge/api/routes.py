@@ -108,7 +108,7 @@ async def create_score(
 
     waiting = state.quotas.waiter(who.owner) if timeout > 0 else contextlib.nullcontext()
     async with waiting:
-        request_digest = digest(data.model_dump_json())
+        request_digest = digest(await request.body())  # the body as sent (already read)
         job_id, _ = await submit_once(state, request, "scores", request_digest, submit)
         if timeout > 0:
             await state.waiter.wait([job_id], timeout)

@@ -263,11 +263,11 @@ async def finish_job(
     return True
 
 
-async def release_job(session: AsyncSession, job_id: str) -> None:
-    """Return a running job to the queue (its run raised); a retry can claim it at once."""
+async def release_jobs(session: AsyncSession, job_ids: Sequence[str]) -> None:
+    """Return running jobs to the queue (their runs raised); a retry can claim them at once."""
     await session.execute(
         update(ScoreJob)
-        .where(col(ScoreJob.id) == job_id, col(ScoreJob.status) == RUNNING)
+        .where(col(ScoreJob.id).in_(list(job_ids)), col(ScoreJob.status) == RUNNING)
         .values(status=QUEUED, lease_until=None)
     )
     await session.commit()

@@ -229,13 +229,22 @@ class JobService:
         lease = self.settings.worker.lease_s
         if job_id in self.orphans:
             await self._release(job_id)
-        async with self.database.session() as session:
-            claim = await repo.claim_job(
-                session, job_id, lease_s=lease, max_attempts=self.settings.worker.max_attempts
-            )
-            if claim == repo.BUSY:
-                return False
-            job = await repo.get_job(session, job_id)
+        try:
+            async with self.database.session() as session:
+                claim = await repo.claim_job(
+                    session, job_id, lease_s=lease, max_attempts=self.settings.worker.max_attempts
+                )
+                if claim == repo.BUSY:
+                    return False
+                job = await repo.get_job(session, job_id)
+        except Exception:
+            # the claim may have committed before the connection died: if so, nobody runs
+            # the job until its lease lapses. Release it once the database is back (a claim
+            # that did not commit makes this a no-op, or at worst a duplicate run, which
+            # finishing guards against).
+            self.orphans.add(job_id)
+            raise
+        self.orphans.discard(job_id)
         if job is None:
             return False
         if claim == repo.EXHAUSTED:
@@ -297,30 +306,28 @@ class JobService:
                 ratings_by_model=_ratings_by_model(result),
             )
 
-    async def _release(self, job_id: str) -> bool:
-        """Hand a claim back; when the database cannot be reached, remember the job as an
-        orphan (see :meth:`release_orphans`)."""
+    async def _release(self, *job_ids: str) -> bool:
+        """Hand claims back; when the database cannot be reached, remember the jobs as
+        orphans (see :meth:`release_orphans`)."""
         try:
             async with self.database.session() as session:
-                await repo.release_job(session, job_id)
+                await repo.release_jobs(session, job_ids)
         except Exception:
-            log.warning("job %s: could not hand its claim back; will retry", job_id)
-            self.orphans.add(job_id)
+            log.warning("could not hand back the claim of %d job(s); will retry", len(job_ids))
+            self.orphans.update(job_ids)
             return False
-        self.orphans.discard(job_id)
+        self.orphans.difference_update(job_ids)
         return True
 
     async def release_orphans(self) -> list[str]:
-        """Hand back the claims of runs that failed during an outage; the released job ids,
-        for the caller to dispatch again (seconds after recovery, not at the lease sweep)."""
-        released = []
-        for job_id in list(self.orphans):
-            if not await self._release(job_id):
-                break  # still down: the next round tries again
-            released.append(job_id)
-        if released:
-            log.info("re-sending %d job(s) orphaned by an outage", len(released))
-        return released
+        """Hand back the claims of runs that failed during an outage, in one statement; the
+        released job ids, for the caller to dispatch again (seconds after recovery, not at
+        the lease sweep)."""
+        orphans = sorted(self.orphans)
+        if not orphans or not await self._release(*orphans):
+            return []
+        log.info("re-sending %d job(s) orphaned by an outage", len(orphans))
+        return orphans
 
     async def _stop_misconfigured(self, job: ScoreJob, exc: JudgeMisconfigured) -> None:
         """Fail this job and the rest of its batch: every item would fail the same way."""
