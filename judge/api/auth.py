@@ -82,13 +82,18 @@ def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     return header[7:].strip() if header.lower().startswith("bearer ") else ""
 
 
-def keys_required(settings: ApiSettings, connection: ASGIConnection[Any, Any, Any, Any]) -> bool:
-    """Required when configured so; when unset, unless bound to and reached on loopback (an
-    app run by another ASGI server on a public address is reached on a public one)."""
+def keys_required(settings: ApiSettings, server_host: str) -> bool:
+    """Required when configured so; when unset, unless bound to and reached on loopback
+    (``server_host``: the address the request came in on; an app run by another ASGI server
+    on a public address is reached on a public one, whatever ``api.host`` says)."""
     if settings.require_keys is not None:
         return settings.require_keys
+    return settings.keys_required() or not is_loopback(server_host)
+
+
+def _server_host(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     server = connection.scope.get("server") or ("127.0.0.1", 0)
-    return settings.keys_required() or not is_loopback(str(server[0]))
+    return str(server[0])
 
 
 async def require_key(
@@ -102,7 +107,7 @@ async def require_key(
     if not token and connection.headers.get("authorization"):
         raise ProblemError(401, "send the API key as 'Authorization: Bearer <key>'")
     if not token:
-        if keys_required(state.runtime.settings.api, connection):
+        if keys_required(state.runtime.settings.api, _server_host(connection)):
             raise ProblemError(
                 401, "this server requires an API key: send 'Authorization: Bearer <key>'"
             )
