@@ -12,6 +12,7 @@ import ipaddress
 import os
 import re
 import socket
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
@@ -26,7 +27,12 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
 
 from judge.errors import ConfigError
 
@@ -340,24 +346,26 @@ class ReliabilityDefaults(BaseModel):
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
 
-class _YamlSource(PydanticBaseSettingsSource):
-    """Reads the YAML file named by ``JUDGE_CONFIG`` (lower priority than the environment)."""
+class _ConfigFile(YamlConfigSettingsSource):
+    """pydantic-settings' YAML source for the file ``JUDGE_CONFIG`` names (below the
+    environment). Unlike the library, a named file that is missing, unreadable, not YAML or not
+    a mapping is a configuration error rather than silently ignored: a typo in the path must
+    not start a service on defaults."""
 
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
+    def __init__(self, settings_cls: type[BaseSettings]) -> None:
         path = os.environ.get("JUDGE_CONFIG")
-        if not path:
-            return {}
+        if path and not Path(path).is_file():
+            raise ConfigError(f"JUDGE_CONFIG={path}: no such file")
+        self._named = path
         try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
+            super().__init__(settings_cls, yaml_file=Path(path) if path else None)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise ConfigError(f"JUDGE_CONFIG={path}: cannot read the config file: {exc}") from None
-        if data is None:
-            return {}
+
+    def _read_file(self, file_path: Path | Traversable) -> dict[str, Any]:
+        data = super()._read_file(file_path)
         if not isinstance(data, dict):
-            raise ConfigError(f"JUDGE_CONFIG={path}: the config file must be a YAML mapping")
+            raise ConfigError(f"JUDGE_CONFIG={self._named}: the config file must be a YAML mapping")
         return data
 
 
@@ -392,7 +400,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, _YamlSource(settings_cls), file_secret_settings)
+        return (init_settings, env_settings, _ConfigFile(settings_cls), file_secret_settings)
 
     @field_validator("panels")
     @classmethod

@@ -17,7 +17,7 @@ from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.router import Router
 
 from judge import __version__
-from judge.api.auth import KeyCache, require_key
+from judge.api.auth import require_key
 from judge.api.calibration_routes import (
     create_calibration,
     get_aggregation_comparison,
@@ -36,6 +36,7 @@ from judge.api.state import ApiState
 from judge.services.outbox import OutboxDispatcher, OutboxDrainer
 from judge.services.runner import InProcessRunner, JobWaiter
 from judge.services.runtime import build_runtime
+from judge.services.submissions import KeyCache
 from judge.settings import Settings
 from judge.tracing import configure_tracing, shutdown_tracing
 
@@ -83,7 +84,7 @@ def create_app(settings: Settings) -> Litestar:
                 waiter=waiter,
                 mode=mode,
                 keys=KeyCache(runtime.keys, fresh_s=api.key_cache_s, stale_s=api.key_stale_s),
-                quotas=Quotas(api, runtime.database),
+                quotas=Quotas(api, runtime),
                 extras=extras,
             )
             yield

@@ -11,7 +11,6 @@ routes that need only memory (rubrics) stay up during an outage.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +18,6 @@ from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
 from judge.api.problems import ProblemError
-from judge.persistence.database import is_unavailable
-from judge.persistence.keys import KeyInfo, KeyStore, hash_key
 from judge.settings import ApiSettings, is_loopback
 
 ADMIN = "admin"
@@ -47,34 +44,6 @@ class Principal:
 
 
 ANONYMOUS = Principal(key_id=None)
-
-
-class KeyCache:
-    """API keys by hash, looked up at most every ``fresh_s``; a key seen within ``stale_s``
-    is still accepted while the database does not answer."""
-
-    def __init__(self, store: KeyStore, *, fresh_s: float, stale_s: float) -> None:
-        self._store = store
-        self._fresh_s = fresh_s
-        self._stale_s = stale_s
-        self._seen: dict[str, tuple[float, KeyInfo | None]] = {}
-
-    async def authenticate(self, token: str) -> KeyInfo | None:
-        digest = hash_key(token)
-        now = time.monotonic()
-        cached = self._seen.get(digest)
-        if cached is not None and now - cached[0] < self._fresh_s:
-            return cached[1]
-        try:
-            key = await self._store.authenticate(token)
-        except Exception as exc:
-            if is_unavailable(exc) and cached is not None and now - cached[0] < self._stale_s:
-                return cached[1]
-            raise
-        if len(self._seen) > 10_000:  # unknown tokens must not grow this without bound
-            self._seen.clear()
-        self._seen[digest] = (now, key)
-        return key
 
 
 def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str:

@@ -168,7 +168,7 @@ async def plan_calibration(
 )
 async def get_aggregation_comparison(
     request: Request[Any, Any, Any],
-    run_id: JobId,
+    run_id: Annotated[str, Parameter(description="a calibration run id")],
     folds: Annotated[int, Parameter(ge=2, le=10)] = DEFAULT_FOLDS,
     repeats: Annotated[int, Parameter(ge=1, le=200)] = DEFAULT_REPEATS,
     seed: Annotated[int, Parameter(ge=0, description="bootstrap and fold seed")] = RESAMPLE_SEED,

@@ -14,8 +14,7 @@ from litestar import Request
 from judge.api.auth import principal
 from judge.api.problems import ProblemError
 from judge.api.state import ApiState
-from judge.persistence import idempotency as repo
-from judge.persistence.tables import IdempotencyRecord
+from judge.services.submissions import Submission, find_submission
 
 HEADER = "Idempotency-Key"
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
@@ -34,10 +33,10 @@ async def submit_once(
     request: Request[Any, Any, Any],
     route: str,
     request_digest: str,
-    submit: Callable[[IdempotencyRecord | None], Awaitable[str]],
+    submit: Callable[[Submission | None], Awaitable[str]],
 ) -> tuple[str, bool]:
-    """(resource id, replayed): ``submit`` is called with the record to store along with
-    what it creates, unless a live record of this key exists already."""
+    """(resource id, replayed): ``submit`` is called with the submission to record along
+    with what it creates, unless a live record of this key exists already."""
     key = request.headers.get(HEADER)
     if key is None:
         return await submit(None), False
@@ -45,25 +44,22 @@ async def submit_once(
         raise ProblemError(
             422, "must be 1 to 255 visible ASCII characters", field=f"header.{HEADER}"
         )
-    owner = principal(request).owner
-    rid = repo.record_id(owner, route, key)
-    ttl = state.runtime.settings.api.idempotency_ttl_s
-    found = await repo.find(state.runtime.database, rid, ttl_s=ttl)
+    submission = Submission(principal(request).owner, route, key, request_digest)
+    database, ttl = state.runtime.database, state.runtime.settings.api.idempotency_ttl_s
+    found = await find_submission(database, submission, ttl_s=ttl)
     if found is None:
-        record = IdempotencyRecord(
-            id=rid, owner_key_id=owner, route=route, request_hash=request_digest, resource_id=""
-        )
         try:
-            return await submit(record), False
+            return await submit(submission), False
         except Exception:
-            found = await repo.find(state.runtime.database, rid, ttl_s=ttl)
+            found = await find_submission(database, submission, ttl_s=ttl)
             if found is None:
                 raise
             # a concurrent request with this key committed first: answer with its resource
-    if found.request_hash != request_digest:
+    resource_id, first_digest = found
+    if first_digest != request_digest:
         raise ProblemError(
             422,
             f"this {HEADER} was used for a different request; use a new key",
             field=f"header.{HEADER}",
         )
-    return found.resource_id, True
+    return resource_id, True

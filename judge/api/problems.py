@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from http import HTTPStatus
 from typing import Any
 
 from litestar import Request, Response
@@ -31,20 +32,14 @@ REQUEST_ID_HEADER = "X-Request-ID"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 #: a detail longer than this is cut (it may echo a caller's value)
 MAX_DETAIL_CHARS = 1_000
-_TITLES = {
-    400: "Bad request",
-    401: "Authentication required",
-    403: "Forbidden",
-    404: "Not found",
-    405: "Method not allowed",
-    409: "Conflict",
-    413: "Request body too large",
-    415: "Unsupported media type",
-    422: "Invalid request",
-    429: "Too many requests",
-    500: "Internal server error",
-    503: "Service unavailable",
-}
+
+
+def _title(status: int) -> str:
+    """The standard reason phrase (RFC 9110) for a status, e.g. 429 "Too Many Requests"."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
 
 
 class ProblemError(Exception):
@@ -82,7 +77,7 @@ def problem(
         detail = detail[: MAX_DETAIL_CHARS - 1] + "…"
     body: dict[str, Any] = {
         "type": "about:blank",
-        "title": _TITLES.get(status, "Error"),
+        "title": _title(status),
         "status": status,
         "detail": detail,
         "instance": request.url.path,

@@ -21,8 +21,8 @@ from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 
 from judge.api.problems import ProblemError
-from judge.persistence import jobs as repo
-from judge.persistence.database import Database
+from judge.services.runtime import ServiceRuntime
+from judge.services.submissions import queue_counts
 from judge.settings import ApiSettings
 
 #: how long a caller refused for a full queue is asked to wait
@@ -36,7 +36,7 @@ def too_many(detail: str, retry_after_s: float, **extra: Any) -> ProblemError:
 @dataclass
 class Quotas:
     settings: ApiSettings
-    database: Database
+    runtime: ServiceRuntime
     _rates: list[RateLimitItem] = field(init=False)
     _limiter: MovingWindowRateLimiter = field(init=False)
     _waiting: Counter[str | None] = field(default_factory=Counter)
@@ -56,9 +56,7 @@ class Quotas:
     async def check_queue(self, owner: str | None, items: int) -> None:
         """Room for ``items`` more: in the owner's quota of unfinished items, and in the
         global queue."""
-        async with self.database.session() as session:
-            depth = await repo.count_queued(session)
-            mine = await repo.count_unfinished(session, owner)
+        depth, mine = await queue_counts(self.runtime.database, owner)
         cap = self.settings.max_queue_depth
         if depth + items > cap:
             raise too_many(

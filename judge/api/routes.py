@@ -29,8 +29,8 @@ from judge.api.schemas import (
 from judge.api.state import ApiState, api_state
 from judge.domain.text_safety import reject_constant
 from judge.persistence import jobs as repo
-from judge.persistence.tables import IdempotencyRecord
 from judge.services.jobs import Rejection, job_view
+from judge.services.submissions import Submission
 
 #: ids the service hands out (uuid4 hex); any other path id is refused before a query
 ID_PATTERN = r"^[0-9a-f]{32}$"
@@ -93,7 +93,7 @@ async def create_score(
     who = principal(request)
     timeout = _wait_limit(state, wait)
 
-    async def submit(record: IdempotencyRecord | None) -> str:
+    async def submit(record: Submission | None) -> str:
         await state.quotas.check_queue(who.owner, 1)
         job = await state.runtime.jobs.submit_score(
             rubric_id=data.rubric,
@@ -206,7 +206,7 @@ async def create_batch(
         raise ProblemError(422, "the batch has no items", field="items")
     who = principal(request)
 
-    async def submit(record: IdempotencyRecord | None) -> str:
+    async def submit(record: Submission | None) -> str:
         await state.quotas.check_queue(who.owner, len(lines))
         batch, job_ids = await state.runtime.jobs.submit_batch(
             rubric_id=rubric_id,

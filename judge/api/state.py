@@ -8,10 +8,10 @@ from typing import Any
 
 from litestar import Request
 
-from judge.api.auth import KeyCache
 from judge.api.quotas import Quotas
 from judge.services.jobs import CompletionWaiter, Dispatcher
 from judge.services.runtime import ServiceRuntime
+from judge.services.submissions import KeyCache
 
 
 @dataclass

@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -35,14 +34,18 @@ from judge.reliability import (
     median_rater,
     scale_kappa_result,
 )
+from judge.services.annotator_files import (
+    AnnotatorFile,
+    AnnotatorFileError,
+    Key,
+    is_missing,
+    read_annotator_file,
+)
 
-Key = tuple[str, ...]
 Value = float | str | None
 Kind = Literal["numeric", "labels", "text"]
 Categories = Literal["observed", "scale"]
 
-_UNNAMED = re.compile(r"^Unnamed: \d+(_level_\d+)?$")
-_MISSING = frozenset({"", "na", "n/a", "nan", "null", "none"})
 _TEXT_COLUMNS = frozenset({"full_conversation"})
 _CSV_FIELDS = ("dimension", "rater_a", "rater_b", "kappa", "n")
 _MAX_LABELS = 50
@@ -50,70 +53,13 @@ _MAX_LABEL_CHARS = 60
 _MAX_LABEL_WORDS = 4
 
 
-class AgreementInputError(Exception):
+class AgreementInputError(AnnotatorFileError):
     """Bad input for ``judge agreement``; the message names the file and column."""
-
-
-@dataclass
-class AnnotatorFile:
-    """One annotator's CSV: named columns (unnamed index columns dropped) and raw cells."""
-
-    name: str
-    path: Path
-    columns: list[str]
-    rows: list[tuple[int, dict[str, str]]] = field(default_factory=list)  # (line, cells)
-    keys: list[Key] = field(default_factory=list)
-
-
-def annotator_name(path: Path) -> str:
-    stem = path.stem
-    return stem[: -len("_ratings")] if stem.endswith("_ratings") and stem != "_ratings" else stem
-
-
-def _is_unnamed(column: str) -> bool:
-    return not column or _UNNAMED.match(column) is not None
-
-
-def read_annotator_file(path: Path) -> AnnotatorFile:
-    """Read one annotator CSV (UTF-8, optional BOM); unnamed index columns are ignored."""
-    if not path.exists():
-        raise AgreementInputError(f"{path}: no such file")
-    if not path.is_file():
-        raise AgreementInputError(f"{path}: not a file")
-    csv.field_size_limit(max(csv.field_size_limit(), 1 << 24))
-    try:
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None:
-                raise AgreementInputError(f"{path}: empty file (no header row)")
-            header = [h.strip() for h in header]
-            keep = [(i, h) for i, h in enumerate(header) if not _is_unnamed(h)]
-            names = [h for _, h in keep]
-            dupes = sorted({h for h in names if names.count(h) > 1})
-            if dupes:
-                raise AgreementInputError(f"{path}: column {dupes[0]!r} appears more than once")
-            result = AnnotatorFile(annotator_name(path), path, names)
-            for row in reader:
-                if not any(cell.strip() for cell in row):
-                    continue
-                if len(row) != len(header):
-                    raise AgreementInputError(
-                        f"{path}:{reader.line_num}: {len(row)} fields, the header has {len(header)}"
-                    )
-                result.rows.append((reader.line_num, {h: row[i].strip() for i, h in keep}))
-    except OSError as exc:
-        raise AgreementInputError(f"{path}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise AgreementInputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-    except csv.Error as exc:
-        raise AgreementInputError(f"{path}: malformed CSV: {exc}") from exc
-    return result
 
 
 def _number(cell: str) -> float | None:
     """A cell as a rating: None if missing, NaN-free float, or raise ValueError."""
-    if cell.lower() in _MISSING:
+    if is_missing(cell):
         return None
     value = float(cell)
     if not math.isfinite(value):
@@ -135,7 +81,7 @@ def column_kind(f: AnnotatorFile, column: str) -> Kind:
     comments, conversation text), which is never a rating column."""
     if column in _TEXT_COLUMNS:
         return "text"
-    cells = [cells[column] for _, cells in f.rows if cells[column].lower() not in _MISSING]
+    cells = [cells[column] for _, cells in f.rows if not is_missing(cells[column])]
     numeric = sum(_parses(c) for c in cells)
     if len(cells) - numeric <= numeric:
         return "numeric"
@@ -225,7 +171,7 @@ def _ratings(f: AnnotatorFile, dimension: str, kind: Kind) -> dict[Key, Value]:
     for key, (line, cells) in zip(f.keys, f.rows, strict=True):
         cell = cells[dimension]
         if kind == "labels":
-            values[key] = None if cell.lower() in _MISSING else cell
+            values[key] = None if is_missing(cell) else cell
             continue
         try:
             values[key] = _number(cell)
@@ -603,7 +549,7 @@ def agreement(
             levels = rubric_levels(rubric_id)
         chosen: Categories = "scale" if categories == "scale" else "observed"
         result = compute_agreement(files, id_columns, combine, wt, dims, chosen, levels)
-    except AgreementInputError as exc:
+    except AnnotatorFileError as exc:
         fail(str(exc))
         return
     for note in result.notes:

@@ -15,8 +15,14 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import event
-from sqlalchemy.engine import Connection
-from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    DisconnectionError,
+    InterfaceError,
+    OperationalError,
+)
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -76,21 +82,27 @@ def is_unavailable(exc: BaseException) -> bool:
 
 def safe_url(url: str) -> str:
     """The URL without its password, for messages."""
-    if "@" not in url or "://" not in url:
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:  # not a URL SQLAlchemy can parse: nothing in it to hide
         return url
-    scheme, rest = url.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}"
+
+
+#: the async driver for each backend a plain URL may name
+_ASYNC_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 
 
 def normalise_url(url: str) -> str:
-    """Accept plain ``sqlite:///`` and ``postgresql://`` URLs and pick the async drivers."""
-    if url.startswith("sqlite:///"):
-        return "sqlite+aiosqlite:///" + url.removeprefix("sqlite:///")
-    if url.startswith(("postgresql://", "postgres://")):
-        return "postgresql+asyncpg://" + url.split("://", 1)[1]
-    return url
+    """Accept plain ``sqlite:///`` and ``postgresql://`` (or ``postgres://``) URLs and pick the
+    async drivers; a URL that names its driver is kept as it is."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        return url
+    backend = "postgresql" if parsed.drivername == "postgres" else parsed.drivername
+    if backend not in _ASYNC_DRIVERS:
+        return url
+    return parsed.set(drivername=_ASYNC_DRIVERS[backend]).render_as_string(hide_password=False)
 
 
 def _alembic_config(url: str) -> Config:

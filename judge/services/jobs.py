@@ -28,10 +28,11 @@ from judge.llm.cache import cache_partition
 from judge.panel.run import Panel
 from judge.persistence import jobs as repo
 from judge.persistence.database import Database
-from judge.persistence.tables import Batch, IdempotencyRecord, ScoreJob, utcnow
+from judge.persistence.tables import Batch, ScoreJob, utcnow
 from judge.rubrics import RubricRegistry
 from judge.services.panels import panel_spec, resolve_panel
 from judge.services.scoring import Scorer, validate_for_rubric
+from judge.services.submissions import Submission
 from judge.settings import Settings
 from judge.tracing import tracer
 
@@ -137,18 +138,17 @@ class JobService:
         panel_name: str | None,
         version: str | None = None,
         owner: str | None = None,
-        idempotency: IdempotencyRecord | None = None,
+        idempotency: Submission | None = None,
     ) -> ScoreJob:
         """Validate and persist one item; the caller dispatches after this returns.
-        ``idempotency`` (its ``resource_id`` left empty) is stored in the same transaction."""
+        ``idempotency`` is recorded in the same transaction."""
         rubric = self.rubric(rubric_id, version)
         panel = self.panel(panel_name)
         item = self.validate(raw_item, rubric)
         job = self._job(rubric, panel, raw_item, item.id, owner_key_id=owner)
         parents: list[Any] = []
         if idempotency is not None:
-            idempotency.resource_id = job.id
-            parents.append(idempotency)
+            parents.append(idempotency.row(job.id))
         refused = await repo.insert_skipping_refused(self.database, parents, [job])
         if refused:
             raise ItemInvalid("item", DB_REFUSED.format(refused[0]))
@@ -162,7 +162,7 @@ class JobService:
         panel_name: str | None,
         lines: Sequence[tuple[int, Any | Rejection]],
         owner: str | None = None,
-        idempotency: IdempotencyRecord | None = None,
+        idempotency: Submission | None = None,
     ) -> tuple[Batch, list[str]]:
         """Persist a batch: valid lines become jobs; invalid ones are recorded as rejections."""
         rubric = self.rubric(rubric_id)
@@ -210,8 +210,7 @@ class JobService:
         count({})
         parents: list[Any] = [batch]
         if idempotency is not None:
-            idempotency.resource_id = batch.id
-            parents.append(idempotency)
+            parents.append(idempotency.row(batch.id))
         refused = await repo.insert_skipping_refused(
             self.database, parents, jobs, before_commit=count
         )

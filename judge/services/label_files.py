@@ -7,12 +7,12 @@
 - Several CSVs, one per annotator (the name is the file stem without ``_ratings``), joined on
   the id column(s); the text comes from whichever file (or ``text_file``) carries it.
 
-Values: numbers, ``true``/``false``, ranked lists as ``a|b|c``; an empty cell is missing.
+Values: numbers, ``true``/``false``, ranked lists as ``a|b|c``; a missing cell (empty, ``na``,
+``n/a``, ...: :mod:`judge.services.annotator_files`) is no label.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,18 +20,18 @@ from typing import Any
 
 from judge.domain.rubric import Rubric
 from judge.domain.transcript import TEXT_COLUMNS, item_from_row
-from judge.errors import JudgeError
+from judge.services.annotator_files import AnnotatorFileError, is_missing, read_annotator_file
 
 _TRUE, _FALSE = {"true", "yes", "y", "t"}, {"false", "no", "n", "f"}
 
 
-class LabelFileError(JudgeError):
+class LabelFileError(AnnotatorFileError):
     pass
 
 
 def _value(raw: str) -> Any:
     text = raw.strip()
-    if not text or text.lower() in {"na", "nan", "none", "null"}:
+    if is_missing(text):
         return None
     if text.lower() in _TRUE:
         return True
@@ -47,12 +47,7 @@ def _value(raw: str) -> Any:
 
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.DictReader(handle))
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise LabelFileError(f"{path}: cannot read: {exc}") from None
-    return [{k: v for k, v in row.items() if k and not k.startswith("Unnamed")} for row in rows]
+    return read_annotator_file(path).records
 
 
 def _dimension_columns(rubric: Rubric, columns: Sequence[str]) -> dict[str, str]:

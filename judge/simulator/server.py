@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import os
-import socket
 import sys
-import threading
-import time
 from pathlib import Path
-from types import TracebackType
 
 import uvicorn
 
-from judge.simulator.app import SimulatorApp, create_app
-from judge.simulator.options import SimulatorOptions
+from judge.simulator.app import SimulatorApp
 
 
 def _config(
@@ -60,61 +55,3 @@ def serve(
     if port_file is not None:
         _write_port_file(port_file, bound)
     uvicorn.Server(config).run(sockets=[sock])
-
-
-class SimulatorThread:
-    """The simulator on a background thread of this process (context manager).
-
-    Cheaper to start than :class:`~judge.simulator.process.SimulatorProcess` but it shares
-    this process's CPU and GIL with the caller."""
-
-    def __init__(self, options: SimulatorOptions | None = None, host: str = "127.0.0.1") -> None:
-        self.app = create_app(options)
-        self.host = host
-        self.port = 0
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._sock: socket.socket | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}/v1"
-
-    def start(self, timeout: float = 10.0) -> SimulatorThread:
-        config = _config(self.app, self.host, 0, False, "warning")
-        sock = config.bind_socket()
-        self.port = sock.getsockname()[1]
-        server = uvicorn.Server(config)
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.run, kwargs={"sockets": [sock]}, name="llm-simulator", daemon=True
-        )
-        self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                sock.close()
-                raise RuntimeError("the in-process LLM simulator did not start")
-            time.sleep(0.01)
-        self._sock = sock
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=10)
-            self._thread = None
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
-
-    def __enter__(self) -> SimulatorThread:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

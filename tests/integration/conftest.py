@@ -37,6 +37,7 @@ import psutil
 import pytest
 import redis
 
+from judge.bench.procs import free_port
 from judge.simulator import SimulatorOptions, SimulatorProcess
 
 REDIS_HOST, SHARED_REDIS_PORT = "127.0.0.1", 6379
@@ -92,13 +93,6 @@ def skip_or_fail(reason: str) -> None:
     if in_ci():
         pytest.fail(f"{reason} (CI=true: required)")
     pytest.skip(reason)
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _tail(path: Path, lines: int = 150) -> str:

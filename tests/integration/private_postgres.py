@@ -12,7 +12,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.integration.conftest import free_port, skip_or_fail
+from judge.bench.procs import free_port
+from tests.integration.conftest import skip_or_fail
 
 
 def _as_server_user() -> list[str]:

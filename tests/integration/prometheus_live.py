@@ -23,7 +23,6 @@ import math
 import os
 import re
 import shutil
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -37,6 +36,7 @@ from typing import Any
 import pytest
 import yaml
 
+from judge.bench.procs import free_port
 from tests.conftest import REPO
 
 DEPLOY = REPO / "deploy"
@@ -61,12 +61,6 @@ def binary(name: str) -> str:
             pytest.fail(message + "; CI must install it")
         pytest.skip(message)
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 # --- expressions -------------------------------------------------------------------------

@@ -15,6 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from judge.bench.report import evaluate_targets
+
 pytestmark = pytest.mark.integration
 
 MARK = "BENCH_SMOKE_MARK"
@@ -81,7 +83,8 @@ def test_tiny_bench_writes_every_section(tmp_path: Path) -> None:
         single = results["single_item"][mode]
         assert single["samples"] == 5
         assert single["e2e_p50_ms"] > 0
-        assert single["overhead_p95_ms"] >= single["overhead_p50_ms"]
+        # overhead is the end-to-end time minus the simulator's latency
+        assert single["overhead_p50_ms"] < single["e2e_p50_ms"]
 
         batch = results["batch"][mode]
         assert batch["completed"] == 20
@@ -110,4 +113,7 @@ def test_tiny_bench_writes_every_section(tmp_path: Path) -> None:
 
     targets = {t["target"]: t for t in results["targets"]}
     assert targets["LLM calls of the repeated identical batch"]["met"] is True
-    assert all(t["met"] in (True, False, None) for t in results["targets"])
+    # every target was measured, and its verdict is the one its value and goal give
+    assert results["targets"] == evaluate_targets(results)
+    if "celery" in modes:
+        assert all(t["value"] is not None for t in results["targets"]), results["targets"]

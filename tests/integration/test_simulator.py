@@ -25,7 +25,6 @@ from judge.domain.judgment_schema import (
 from judge.domain.render import render_conversation
 from judge.rubrics import RubricRegistry
 from judge.simulator import SimulatorOptions, SimulatorProcess
-from judge.simulator.server import SimulatorThread
 
 pytestmark = [
     pytest.mark.integration,
@@ -319,13 +318,6 @@ def test_errors_are_openai_shaped(sim: SimulatorProcess) -> None:
     assert no_messages.status_code == 400
     assert httpx.get(url).status_code == 405
     assert httpx.get(f"{sim.root_url}/nowhere").status_code == 404
-
-
-def test_in_process_server_answers_like_the_subprocess() -> None:
-    with SimulatorThread(SimulatorOptions(latency_ms=0, jitter_ms=0)) as server:
-        body = chat_body("accurate", ITEMS[0])
-        data = httpx.post(f"{server.base_url}/chat/completions", json=body).json()
-    assert json.loads(data["choices"][0]["message"]["content"])["ratings"]
 
 
 # -- replay of recorded annotations ---------------------------------------------------------

@@ -1,0 +1,1 @@
+"""The boundary to language models: the client protocol and its implementations."""
