@@ -36,8 +36,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 N_ITEMS = 600
 OUTAGE_S = 11.0
-#: a disturbed run may take the undisturbed time, plus the outage, plus this much
-SLACK_S = 12.0
+#: a disturbed run may take the undisturbed time, plus the outage (for a killed API: the time
+#: it took to start again), plus this much. The behaviour this guards against, jobs left to
+#: the lease sweeper, costs a minute (62 s and 65 s against 27 s before this was fixed);
+#: a loaded machine costs up to about 16 s.
+SLACK_S = 18.0
 NDJSON = {"Content-Type": "application/x-ndjson"}
 ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
 TIMINGS: dict[str, float] = {}
@@ -225,7 +228,10 @@ def test_api_killed_while_enqueueing_a_batch(fault_stack: ServiceStack) -> None:
     client.join(timeout=60)
     unsent = query(stack.database_url, "SELECT count(*) FROM job_outbox")[0][0]
     TIMINGS["api_killed_unsent_jobs"] = unsent
+    restarting = time.monotonic()
     stack.start_api()
+    restart_s = time.monotonic() - restarting
+    TIMINGS["api_restart_s"] = round(restart_s, 1)
     retry = post_batch(stack.base_url, headers, body)
     assert retry.status_code == 202, retry.text
     assert query(stack.database_url, batches)[0][0] == before + 1  # no second batch
@@ -234,4 +240,4 @@ def test_api_killed_while_enqueueing_a_batch(fault_stack: ServiceStack) -> None:
     TIMINGS["api_killed_s"] = round(elapsed, 1)
     TIMINGS["api_killed_ratio"] = round(elapsed / baseline, 2)
     assert_each_item_once(stack, retry.json()["id"])
-    assert elapsed <= baseline + SLACK_S, TIMINGS
+    assert elapsed <= baseline + restart_s + SLACK_S, TIMINGS
