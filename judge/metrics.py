@@ -24,9 +24,10 @@ values live in process memory or in per-process files under ``PROMETHEUS_MULTIPR
 imported in the other mode, or when metrics were declared under another directory, rather
 than silently dropping the children's samples.
 
-Gauge aggregation across processes: running jobs ``livesum``; queue depth, calibration kappa
-and drift gauges ``mostrecent`` (the last writer wins, whichever process it was); canary
-timestamps ``max``.
+Gauge aggregation across processes: running jobs ``livesum``; queue depth ``mostrecent``
+(the last writer wins, whichever process it was). Calibration, reliability and drift gauges
+are not kept in memory: :mod:`judge.services.run_gauges` reads them from the database at
+scrape time, through a collector each serving process adds with :func:`add_collector`.
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -64,10 +64,8 @@ LLM_OUTCOMES = frozenset(
 ABSTENTION_REASONS = LLM_OUTCOMES - {"ok"} | {"unparseable", "truncated"}
 LEVELS = frozenset({"trusted", "caution", "untrusted"})
 OTHER = "other"
-PANEL = "panel"
-"""``model`` label value for the panel's aggregate (calibration kappa and drift gauges)."""
 
-_GaugeMode = Literal["livesum", "mostrecent", "max"]
+_GaugeMode = Literal["livesum", "mostrecent"]
 _IDENT = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 
 
@@ -91,15 +89,13 @@ class _Metrics:
     agreement: Histogram
     results: Counter
     reliability_reasons: Counter
-    calibration_kappa: Gauge
-    drift_kappa: Gauge
-    drift_mean: Gauge
-    drift_abstention: Gauge
-    canary_last_run: Gauge
 
 
 _lock = threading.Lock()
 _metrics: _Metrics | None = None
+#: collectors of values read at scrape time (:func:`add_collector`)
+_collectors: list[Any] = []
+_registered: list[Any] = []  # those of them on the default registry (single-process mode)
 _configured = False
 _configured_dir: Path | None = None
 
@@ -188,36 +184,6 @@ def _declare() -> _Metrics:
             "Reasons attached to reliability flags",
             ("rubric", "dimension", "reason"),
         ),
-        calibration_kappa=gauge(
-            "judge_calibration_kappa",
-            "Latest calibration agreement with experts (weighted kappa)",
-            dim,
-            "mostrecent",
-        ),
-        drift_kappa=gauge(
-            "judge_drift_kappa_delta",
-            "Canary run kappa minus the canary baseline's kappa",
-            dim,
-            "mostrecent",
-        ),
-        drift_mean=gauge(
-            "judge_drift_mean_score_shift",
-            "Canary run mean normalised score minus the baseline's",
-            dim,
-            "mostrecent",
-        ),
-        drift_abstention=gauge(
-            "judge_drift_abstention_rate_delta",
-            "Canary run abstention rate minus the baseline's",
-            dim,
-            "mostrecent",
-        ),
-        canary_last_run=gauge(
-            "judge_canary_last_run_timestamp_seconds",
-            "Unix time of the last finished canary run",
-            ("rubric",),
-            "max",
-        ),
     )
 
 
@@ -297,16 +263,42 @@ def mark_process_dead(pid: int) -> None:
     multiprocess.mark_process_dead(pid, str(directory))  # type: ignore[no-untyped-call]
 
 
+def add_collector(collector: Any) -> None:
+    """Export ``collector`` (an object with ``collect()`` and ``describe()``, e.g.
+    :class:`judge.services.run_gauges.RunGaugeCollector`) from this process's ``/metrics``.
+
+    Does not import ``prometheus_client``. Call before :func:`serve_metrics`; a second call
+    replaces the first collector."""
+    with _lock:
+        _collectors[:] = [collector]
+
+
+def _single_process_registry() -> CollectorRegistry:
+    """The default registry, holding exactly the collectors of :func:`add_collector`."""
+    from prometheus_client import REGISTRY
+
+    with _lock:
+        for old in [c for c in _registered if c not in _collectors]:
+            REGISTRY.unregister(old)
+            _registered.remove(old)
+        for new in [c for c in _collectors if c not in _registered]:
+            REGISTRY.register(new)
+            _registered.append(new)
+    return REGISTRY
+
+
 def _registry() -> CollectorRegistry:
-    from prometheus_client import REGISTRY, CollectorRegistry
+    from prometheus_client import CollectorRegistry
     from prometheus_client.multiprocess import MultiProcessCollector
 
     _m()
     directory = _multiproc_dir()
     if directory is None:
-        return REGISTRY
+        return _single_process_registry()
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=str(directory))  # type: ignore[no-untyped-call]
+    for collector in _collectors:
+        registry.register(collector)
     return registry
 
 
@@ -474,35 +466,3 @@ def observe_result(rubric: str, result: ScoreResult) -> None:
         m.results.labels(rubric, dim_id, level).inc()
         for reason in dim.reliability.reasons:
             m.reliability_reasons.labels(rubric, dim_id, _ident(reason)).inc()
-
-
-def set_calibration_kappa(rubric: str, dimension: str, model: str, kappa: float | None) -> None:
-    """Latest calibration kappa of ``model`` (or :data:`PANEL`) against the experts."""
-    if kappa is not None:
-        _m().calibration_kappa.labels(rubric, dimension, model).set(kappa)
-
-
-def set_drift(
-    rubric: str,
-    dimension: str,
-    model: str,
-    *,
-    kappa_delta: float | None,
-    mean_shift: float | None,
-    abstention_rate_delta: float | None,
-) -> None:
-    """A canary run against its baseline; ``None`` leaves that gauge as it was."""
-    m = _m()
-    for gauge, value in (
-        (m.drift_kappa, kappa_delta),
-        (m.drift_mean, mean_shift),
-        (m.drift_abstention, abstention_rate_delta),
-    ):
-        if value is not None:
-            gauge.labels(rubric, dimension, model).set(value)
-
-
-def set_canary_run(rubric: str, ts: float | datetime) -> None:
-    """A canary run of ``rubric`` finished at ``ts`` (Unix seconds or an aware datetime)."""
-    seconds = ts.timestamp() if isinstance(ts, datetime) else float(ts)
-    _m().canary_last_run.labels(rubric).set(seconds)

@@ -35,6 +35,7 @@ from pydantic_settings import (
 )
 
 from judge.errors import ConfigError
+from judge.llm.routing import OPENAI_COMPATIBLE, ClientChoice, provider_of
 
 #: Environment variables that mean "a real provider is configured" for LiteLLM.
 PROVIDER_KEY_VARS = (
@@ -159,6 +160,11 @@ class JudgeSpec(BaseModel):
     api_key_env: str | None = Field(
         default=None, description="name of the environment variable holding this judge's key"
     )
+    client: ClientChoice = Field(
+        default="auto",
+        description="auto: the direct OpenAI-compatible client for openai/ and hosted_vllm/ "
+        "models, LiteLLM otherwise; openai or litellm force a path",
+    )
     simulated: bool = False
 
     @field_validator("params")
@@ -177,6 +183,15 @@ class JudgeSpec(BaseModel):
     @classmethod
     def _no_credentials_in_url(cls, url: str | None) -> str | None:
         return _check_api_base(url)
+
+    @model_validator(mode="after")
+    def _client_fits_the_provider(self) -> JudgeSpec:
+        if self.client == "openai" and provider_of(self.model) not in (*OPENAI_COMPATIBLE, ""):
+            raise ValueError(
+                f"client 'openai' needs an OpenAI-compatible endpoint, and {self.model!r} is a "
+                f"{provider_of(self.model)} model: use client 'auto' or 'litellm'"
+            )
+        return self
 
 
 class PanelSpec(BaseModel):
@@ -253,6 +268,15 @@ class WorkerSettings(BaseModel):
     max_attempts: int = Field(
         default=5, ge=1, le=100, description="claims of one job before it fails for good"
     )
+
+
+class BeatSettings(BaseModel):
+    """``judge beat``, the canary scheduler."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metrics_port: int = Field(default=9809, ge=0, le=65535, description="beat /metrics; 0 = off")
+    metrics_host: str = Field(default="127.0.0.1", description="bind address of beat /metrics")
 
 
 class ModelLimit(BaseModel):
@@ -384,11 +408,17 @@ class Settings(BaseSettings):
     simulator: SimulatorSettings = Field(default_factory=SimulatorSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
+    beat: BeatSettings = Field(default_factory=BeatSettings)
     limits: dict[str, ModelLimit] = Field(default_factory=dict)
     reliability: ReliabilityDefaults = Field(default_factory=ReliabilityDefaults)
     metrics_dir: Path | None = Field(
         default=None,
         description="prometheus multiprocess directory of this process group (one per container)",
+    )
+    run_gauges_ttl_s: float = Field(
+        default=15.0,
+        ge=0,
+        description="seconds the calibration/drift gauges read from the database are cached",
     )
 
     @classmethod

@@ -392,6 +392,12 @@ def service_health() -> dm.Dashboard:
     )
 
 
+def latest(series: str) -> str:
+    """A run gauge once per rubric, dimension and model: every process serving /metrics
+    exports it from the database (judge/services/run_gauges.py), under its own job and instance."""
+    return f"max by (rubric, dimension, model) ({series})"
+
+
 def drift_reliability() -> dm.Dashboard:
     sel = 'rubric=~"$rubric", dimension=~"$dimension", model=~"$model"'
     dims = 'rubric=~"$rubric", dimension=~"$dimension"'
@@ -405,7 +411,7 @@ def drift_reliability() -> dm.Dashboard:
             f"against the experts. Dashed lines: the floor {KAPPA_FLOOR:.2f} and the "
             f"high-agreement line {KAPPA_LINE:.2f} (median expert-expert kappa in Kumar et al.).",
             Q(
-                f'judge_calibration_kappa{{{sel}, model!="experts"}}',
+                latest(f'judge_calibration_kappa{{{sel}, model!="experts"}}'),
                 "{{rubric}}/{{dimension}} {{model}}",
             ),
             width=16,
@@ -432,7 +438,11 @@ def drift_reliability() -> dm.Dashboard:
             "Latest kappa per rubric, dimension and model",
             "The most recent calibration's kappa, including the experts' own agreement "
             "(model=experts) when the items had two experts.",
-            Q(f"judge_calibration_kappa{{{sel}}}", "{{rubric}}/{{dimension}} {{model}}", True),
+            Q(
+                latest(f"judge_calibration_kappa{{{sel}}}"),
+                "{{rubric}}/{{dimension}} {{model}}",
+                True,
+            ),
             mode=cm.BarGaugeDisplayMode.GRADIENT,
             width=24,
             height=10,
@@ -444,7 +454,7 @@ def drift_reliability() -> dm.Dashboard:
         timeseries(
             "Kappa change vs baseline",
             f"Canary run kappa minus baseline kappa; alert beyond ±{DRIFT_THRESHOLD}.",
-            Q(f"judge_drift_kappa_delta{{{sel}}}", "{{rubric}}/{{dimension}} {{model}}"),
+            Q(latest(f"judge_drift_kappa_delta{{{sel}}}"), "{{rubric}}/{{dimension}} {{model}}"),
             width=8,
             steps=DRIFT_STEPS,
         ),
@@ -452,7 +462,10 @@ def drift_reliability() -> dm.Dashboard:
             "Mean-score shift vs baseline",
             "Canary mean rating minus baseline mean, on the 0..1 rescaled scale; positive = "
             f"more lenient. Alert beyond ±{DRIFT_THRESHOLD}.",
-            Q(f"judge_drift_mean_score_shift{{{sel}}}", "{{rubric}}/{{dimension}} {{model}}"),
+            Q(
+                latest(f"judge_drift_mean_score_shift{{{sel}}}"),
+                "{{rubric}}/{{dimension}} {{model}}",
+            ),
             width=8,
             steps=DRIFT_STEPS,
         ),
@@ -460,7 +473,10 @@ def drift_reliability() -> dm.Dashboard:
             "Abstention-rate change vs baseline",
             f"Canary abstention rate minus the baseline's (fraction); alert above "
             f"+{DRIFT_THRESHOLD}.",
-            Q(f"judge_drift_abstention_rate_delta{{{sel}}}", "{{rubric}}/{{dimension}} {{model}}"),
+            Q(
+                latest(f"judge_drift_abstention_rate_delta{{{sel}}}"),
+                "{{rubric}}/{{dimension}} {{model}}",
+            ),
             unit="percentunit",
             width=8,
             steps=(("green", None), ("red", DRIFT_THRESHOLD)),

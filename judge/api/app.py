@@ -16,7 +16,7 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.router import Router
 
-from judge import __version__
+from judge import __version__, metrics
 from judge.api.auth import require_key
 from judge.api.calibration_routes import (
     create_calibration,
@@ -34,6 +34,7 @@ from judge.api.reliability_routes import create_canary, get_reliability, list_ca
 from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
 from judge.api.state import ApiState
 from judge.services.outbox import OutboxDispatcher, OutboxDrainer
+from judge.services.run_gauges import RunGaugeCollector
 from judge.services.runner import InProcessRunner, JobWaiter
 from judge.services.runtime import build_runtime
 from judge.services.submissions import KeyCache
@@ -56,6 +57,9 @@ def create_app(settings: Settings) -> Litestar:
         closers: list[Any] = []
         try:
             await runtime.database.check_migrated()
+            metrics.add_collector(
+                RunGaugeCollector(settings.database_url, ttl_s=settings.run_gauges_ttl_s)
+            )
             waiter = JobWaiter(runtime.jobs)
             if settings.redis_url:
                 from judge.services.notify import RedisNotifier

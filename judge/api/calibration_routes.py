@@ -13,9 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from judge.api.auth import principal
 from judge.api.problems import ProblemError
 from judge.api.routes import PANEL_MAX, RUBRIC_ID_MAX, JobId
-from judge.api.schemas import CalibrationView, responses
+from judge.api.schemas import responses
 from judge.api.state import ApiState, api_state
 from judge.domain.item import StoredId
+from judge.domain.wire import CalibrationView
 from judge.services.aggregation_eval import DEFAULT_FOLDS, DEFAULT_REPEATS, DEFAULT_RESAMPLES
 from judge.services.calibration import CalibrationNotFound, CalibrationTooLarge
 from judge.services.calibration_html import render_report_html

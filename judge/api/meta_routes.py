@@ -9,8 +9,9 @@ from litestar import Request, Response, get
 from litestar.params import Parameter
 
 from judge.api.problems import ProblemError
-from judge.api.schemas import Health, Readiness, RubricDetail, RubricSummary, responses
+from judge.api.schemas import responses
 from judge.api.state import api_state
+from judge.domain.wire import Health, Readiness, RubricDetail, RubricSummary
 from judge.errors import RubricNotFound
 from judge.persistence.database import DatabaseNotMigrated
 

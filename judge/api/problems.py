@@ -23,11 +23,12 @@ from litestar.exceptions import (
     ValidationException,
 )
 
+from judge.domain.wire import PROBLEM_JSON
 from judge.errors import ConfigError, ItemInvalid, JudgeError, PanelNotFound, RubricNotFound
 from judge.persistence.database import is_unavailable
 
 log = logging.getLogger(__name__)
-PROBLEM_JSON = "application/problem+json"
+
 REQUEST_ID_HEADER = "X-Request-ID"
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 #: a detail longer than this is cut (it may echo a caller's value)

@@ -12,9 +12,10 @@ from judge.api.auth import Principal, principal
 from judge.api.meta_routes import RubricId
 from judge.api.problems import ProblemError
 from judge.api.routes import ID_PATTERN
-from judge.api.schemas import CanaryView, ReliabilityHistory, responses
+from judge.api.schemas import responses
 from judge.api.state import api_state
 from judge.domain.item import check_stored
+from judge.domain.wire import CanaryView, ReliabilityHistory
 from judge.errors import RubricNotFound
 from judge.services.calibration import CalibrationNotFound
 from judge.services.canary import ALL, CanaryError, Owners

@@ -17,17 +17,17 @@ from judge.api.idempotency import HEADER as IDEMPOTENCY_KEY
 from judge.api.idempotency import digest, submit_once
 from judge.api.openapi_bodies import BatchOperation
 from judge.api.problems import ProblemError
-from judge.api.schemas import (
+from judge.api.schemas import responses
+from judge.api.state import ApiState, api_state
+from judge.domain.text_safety import reject_constant
+from judge.domain.wire import (
     NDJSON,
     BatchView,
     CompletedLine,
     CompletedScore,
     JobStatus,
     JobStatusLine,
-    responses,
 )
-from judge.api.state import ApiState, api_state
-from judge.domain.text_safety import reject_constant
 from judge.persistence import jobs as repo
 from judge.services.jobs import Rejection, job_view
 from judge.services.submissions import Submission

@@ -1,4 +1,5 @@
-"""The baseline: a plain LiteLLM ``asyncio.gather`` script making the same calls as the service.
+"""The baselines: a plain LiteLLM ``asyncio.gather`` script making the same calls as the service,
+and (``--client raw``) the same requests as bare HTTP posts, the machine's ceiling.
 
 Each item's prompt is rendered exactly as the judges see it (``judge.llm.prompts.build_messages``
 and the rubric's ``response_format``), then one ``litellm.acompletion`` per judge, concurrently,
@@ -25,7 +26,7 @@ import json  # noqa: E402
 import resource  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from collections.abc import Callable, Sequence  # noqa: E402
+from collections.abc import Awaitable, Callable, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -58,13 +59,107 @@ async def run_baseline(
     api_key: str = "simulator",
     warmup: int = 3,
     before_start: Callable[[], None] | None = None,
+    client: str = "litellm",
 ) -> dict[str, Any]:
-    """Warm up (a few calls), call ``before_start`` (in a thread), then run and measure."""
+    """Warm up (a few calls), call ``before_start`` (in a thread), then run and measure.
+    ``client``: ``litellm`` (``litellm.acompletion``) or ``raw`` (one shared
+    ``httpx.AsyncClient`` posting the chat-completions body: no SDK, the HTTP ceiling)."""
+    gate = asyncio.Semaphore(concurrency)
+    counts = {"calls": 0, "errors": 0, "unparsed": 0, "prompt_tokens": 0}
+    if client == "raw":
+        call, close = _raw_caller(api_base, api_key, counts)
+    else:
+        call, close = _litellm_caller(api_base, api_key, counts)
+
+    async def one(raw: Any) -> None:
+        async with gate:
+            messages, fmt = render(rubric, raw)
+            await asyncio.gather(*(call(m, messages, fmt) for m in models))
+
+    for raw in synthetic_items(warmup, tag=f"baseline-warmup-{client}"):
+        await one(raw)
+    counts.update(calls=0, errors=0, unparsed=0, prompt_tokens=0)
+    if before_start is not None:
+        await asyncio.to_thread(before_start)
+    cpu_before = time.process_time()
+    started = time.perf_counter()
+    await asyncio.gather(*(one(raw) for raw in items))
+    seconds = time.perf_counter() - started
+    cpu = time.process_time() - cpu_before
+    await close()
+    return {
+        "client": client,
+        "items": len(items),
+        "concurrency": concurrency,
+        "judges": len(models),
+        "seconds": round(seconds, 3),
+        "items_per_s": round(len(items) / seconds, 2),
+        "llm_calls": counts["calls"],
+        "llm_errors": counts["errors"],
+        "unparsed_replies": counts["unparsed"],
+        "prompt_tokens_per_item": round(counts["prompt_tokens"] / max(1, len(items)), 1),
+        "cpu_seconds": round(cpu, 2),
+        "cpu_ms_per_call": round(cpu * 1000 / max(1, counts["calls"]), 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+
+
+Caller = Callable[[str, Messages, dict[str, Any]], Awaitable[None]]
+Closer = Callable[[], Awaitable[None]]
+
+
+async def _nothing_to_close() -> None:
+    return None
+
+
+def _raw_caller(api_base: str, api_key: str, counts: dict[str, int]) -> tuple[Caller, Closer]:
+    """Bare HTTP posts on one aiohttp session (LiteLLM's own transport; httpx's connection
+    pool costs far more CPU at a few hundred concurrent requests, so it would understate the
+    ceiling)."""
+    import aiohttp
+
+    session: aiohttp.ClientSession | None = None
+    url = f"{api_base.rstrip('/')}/chat/completions"
+    headers = {"authorization": f"Bearer {api_key}"}
+
+    async def call(model: str, messages: Messages, fmt: dict[str, Any]) -> None:
+        nonlocal session
+        if session is None:  # created on the running loop
+            session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0),
+                timeout=aiohttp.ClientTimeout(total=60),
+            )
+        counts["calls"] += 1
+        body = {
+            "model": model.split("/", 1)[-1],
+            "messages": messages,
+            "response_format": fmt,
+            "temperature": 0,
+        }
+        try:
+            async with session.post(url, json=body, headers=headers) as response:
+                response.raise_for_status()
+                data = await response.json()
+        except (aiohttp.ClientError, ValueError):
+            counts["errors"] += 1
+            return
+        counts["prompt_tokens"] += int((data.get("usage") or {}).get("prompt_tokens") or 0)
+        try:
+            json.loads(data["choices"][0]["message"]["content"] or "")
+        except (ValueError, KeyError, IndexError, TypeError):
+            counts["unparsed"] += 1
+
+    async def close() -> None:
+        if session is not None:
+            await session.close()
+
+    return call, close
+
+
+def _litellm_caller(api_base: str, api_key: str, counts: dict[str, int]) -> tuple[Caller, Closer]:
     import litellm
 
     litellm.suppress_debug_info = True
-    gate = asyncio.Semaphore(concurrency)
-    counts = {"calls": 0, "errors": 0, "unparsed": 0, "prompt_tokens": 0}
 
     async def call(model: str, messages: Messages, fmt: dict[str, Any]) -> None:
         counts["calls"] += 1
@@ -87,35 +182,7 @@ async def run_baseline(
         except ValueError:
             counts["unparsed"] += 1
 
-    async def one(raw: Any) -> None:
-        async with gate:
-            messages, fmt = render(rubric, raw)
-            await asyncio.gather(*(call(m, messages, fmt) for m in models))
-
-    for raw in synthetic_items(warmup, tag="baseline-warmup"):
-        await one(raw)
-    counts.update(calls=0, errors=0, unparsed=0, prompt_tokens=0)
-    if before_start is not None:
-        await asyncio.to_thread(before_start)
-    cpu_before = time.process_time()
-    started = time.perf_counter()
-    await asyncio.gather(*(one(raw) for raw in items))
-    seconds = time.perf_counter() - started
-    cpu = time.process_time() - cpu_before
-    return {
-        "items": len(items),
-        "concurrency": concurrency,
-        "judges": len(models),
-        "seconds": round(seconds, 3),
-        "items_per_s": round(len(items) / seconds, 2),
-        "llm_calls": counts["calls"],
-        "llm_errors": counts["errors"],
-        "unparsed_replies": counts["unparsed"],
-        "prompt_tokens_per_item": round(counts["prompt_tokens"] / max(1, len(items)), 1),
-        "cpu_seconds": round(cpu, 2),
-        "cpu_ms_per_call": round(cpu * 1000 / max(1, counts["calls"]), 2),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    }
+    return call, _nothing_to_close
 
 
 def _wait_for_go() -> None:
@@ -134,6 +201,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--latency-ms", type=float, default=200.0, help="for a started simulator")
     parser.add_argument("--concurrency", type=int, default=64, help="items in flight")
     parser.add_argument("--rubric", default="epitome")
+    parser.add_argument(
+        "--client",
+        choices=("litellm", "raw"),
+        default="litellm",
+        help="litellm.acompletion, or raw HTTP posts (the machine's ceiling)",
+    )
     parser.add_argument(
         "--wait-for-go",
         action="store_true",
@@ -164,6 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 items=items,
                 concurrency=args.concurrency,
                 before_start=_wait_for_go if args.wait_for_go else None,
+                client=args.client,
             )
         )
     finally:

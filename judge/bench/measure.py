@@ -124,8 +124,11 @@ def run_batch(
     poll_s: float,
     timeout_s: float,
 ) -> dict[str, Any]:
-    """Upload a JSON Lines batch and poll its progress until done."""
+    """Upload a JSON Lines batch and poll its progress until done; each poll also asks
+    ``/health``, and both are timed (is the API responsive while the batch runs?)."""
     before = SimCounts.read(sim)
+    polls: list[float] = []
+    healths: list[float] = []
     started = time.perf_counter()
     status = _check(
         client.post("/v1/batches", params={"rubric": rubric}, content=jsonl, headers=NDJSON),
@@ -137,7 +140,12 @@ def run_batch(
         if time.perf_counter() - started > timeout_s:
             raise BenchError(f"batch {batch_id} not done after {timeout_s:g} s: {status}")
         time.sleep(poll_s)
+        asked = time.perf_counter()
+        _check(client.get("/health"), "GET /health")
+        healths.append((time.perf_counter() - asked) * 1000)
+        asked = time.perf_counter()
         status = _check(client.get(f"/v1/batches/{batch_id}"), "GET /v1/batches/{id}")
+        polls.append((time.perf_counter() - asked) * 1000)
     seconds = time.perf_counter() - started
     used = SimCounts.read(sim) - before
     total = max(1, status["total"])
@@ -153,6 +161,10 @@ def run_batch(
         "llm_errors": used.errors,
         "llm_calls_per_item": _r(used.calls / total, 3),
         "prompt_tokens_per_item": _r(used.prompt_tokens / total, 1),
+        "polls": len(polls),
+        "poll_p50_ms": _r(percentile(polls, 50)) if polls else None,
+        "poll_p95_ms": _r(percentile(polls, 95)) if polls else None,
+        "health_p95_ms": _r(percentile(healths, 95)) if healths else None,
     }
 
 

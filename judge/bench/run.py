@@ -24,6 +24,7 @@ import httpx
 import psutil
 
 from judge.bench import measure
+from judge.bench.databases import fresh_databases
 from judge.bench.procs import (
     BenchError,
     RssSampler,
@@ -94,7 +95,14 @@ class Baseline:
     services start, then runs when told to (``--wait-for-go``), so its start-up overlaps theirs
     but its measurement runs alone."""
 
-    def __init__(self, sim: SimulatorProcess, profile: Profile, items_file: Path, log: Path):
+    def __init__(
+        self,
+        sim: SimulatorProcess,
+        profile: Profile,
+        items_file: Path,
+        log: Path,
+        client: str = "litellm",
+    ):
         self.log = log
         command = [
             sys.executable,
@@ -104,6 +112,7 @@ class Baseline:
             f"--items-file={items_file}",
             f"--concurrency={profile.concurrency}",
             f"--rubric={profile.rubric}",
+            f"--client={client}",
             "--wait-for-go",
         ]
         with log.open("wb") as err:
@@ -247,6 +256,7 @@ def run_benchmark(
     redis_db: int | None = None,
     logs_dir: Path | None = None,
     progress: Progress = lambda _: None,
+    database: str | None = None,
 ) -> dict[str, Any]:
     """Run ``profile`` and return the results (the JSON written by ``judge bench``). The
     processes' logs are copied to ``logs_dir`` when given."""
@@ -263,27 +273,24 @@ def run_benchmark(
         "repeated_batch": {},
         "rss_mb": {},
         "skipped": {},
+        "database": "postgresql" if database else "sqlite",
     }
     with (
         tempfile.TemporaryDirectory(prefix="judge-bench-") as tmpdir,
         RssSampler() as rss,
+        fresh_databases(database, modes, Path(tmpdir)) as urls,
     ):
         tmp = Path(tmpdir)
         common = {
             "JUDGE_WORKER__CONCURRENCY": str(profile.concurrency),
             "JUDGE_WORKER__CACHE_ENABLED": "true",
         }
-        db_env = {
-            mode: service_env(
-                common | {"JUDGE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp / mode}.db"}
-            )
-            for mode in modes
-        }
+        db_env = {mode: service_env(common | {"JUDGE_DATABASE_URL": urls[mode]}) for mode in modes}
         try:
             progress(f"starting the simulator ({profile.latency_ms:g} ms, no jitter)")
             sim = SimulatorProcess(SimulatorOptions(latency_ms=profile.latency_ms, jitter_ms=0))
             with sim, contextlib.ExitStack() as stack:
-                progress("migrating fresh SQLite databases (judge db upgrade)")
+                progress(f"migrating fresh {results['database']} databases (judge db upgrade)")
                 run_parallel(
                     [(["db", "upgrade"], env, tmp / f"{m}-db.log") for m, env in db_env.items()]
                 )
@@ -311,6 +318,8 @@ def run_benchmark(
                     runs.append(procs)
                 baseline = Baseline(sim, profile, items_file, tmp / "baseline.log")
                 stack.callback(baseline.stop)
+                raw = Baseline(sim, profile, items_file, tmp / "raw-baseline.log", client="raw")
+                stack.callback(raw.stop)
                 for procs in runs:
                     procs.api.wait_http(f"{procs.base_url}/health")
 
@@ -325,6 +334,8 @@ def run_benchmark(
                 idle_cpu = sum(p.cpu_seconds() for p in runs) - idle_cpu
                 results["baseline"]["idle_services_cpu_seconds"] = round(idle_cpu, 2)
                 results["rss_mb"]["baseline"] = results["baseline"]["peak_rss_mb"]
+                progress(f"ceiling: raw HTTP asyncio.gather, {profile.items} items")
+                results["raw_baseline"] = raw.run()
 
                 for procs in runs:
                     measured = _measure_mode(
@@ -358,6 +369,10 @@ def run_benchmark(
     base_rate = results["baseline"]["items_per_s"]
     results["ratio"] = {
         mode: round(batch["items_per_s"] / base_rate, 3) for mode, batch in results["batch"].items()
+    }
+    raw_rate = results["raw_baseline"]["items_per_s"]
+    results["ratio_raw"] = {
+        mode: round(batch["items_per_s"] / raw_rate, 3) for mode, batch in results["batch"].items()
     }
     results["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     results["duration_s"] = round(time.perf_counter() - started, 1)

@@ -8,6 +8,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
 from judge.errors import ConfigError
+from judge.llm.routing import RoutingClient
+from judge.llm.settings_bridge import routing_client
 from judge.panel.run import Panel
 from judge.rubrics import RubricRegistry
 from judge.services.panels import needs_simulator, panel_spec, resolve_panel
@@ -23,6 +25,7 @@ class Runtime:
     registry: RubricRegistry
     scorer: Scorer
     panel: Panel
+    client: RoutingClient  # close it (``aclose``) on the loop that scored
 
 
 def adhoc_panel(models: tuple[str, ...]) -> PanelSpec:
@@ -47,8 +50,6 @@ def scoring_runtime(
 ) -> Iterator[Runtime]:
     """``registry``: rubrics already loaded by the caller (so it can validate its input before
     LiteLLM is imported and the simulator started); by default loaded from settings."""
-    from judge.llm.litellm_client import LiteLLMClient
-
     registry = registry or RubricRegistry.from_directory(settings.rubrics_dir)
     if models:
         name, spec = "adhoc", adhoc_panel(models)
@@ -56,7 +57,7 @@ def scoring_runtime(
         name, spec = panel_spec(settings, panel_name)
     if per_dimension:
         spec = spec.model_copy(update={"per_dimension_calls": True})
-    client = LiteLLMClient.from_settings(settings)
+    client = routing_client(settings)
     with ExitStack() as stack:
         simulator_url = settings.simulator.url
         if simulator_url is None and needs_simulator(spec):
@@ -74,4 +75,4 @@ def scoring_runtime(
                 raise ConfigError(f"cannot start the bundled LLM simulator: {exc}") from None
             simulator_url = sim.base_url
         panel = resolve_panel(settings, spec, name=name, simulator_url=simulator_url)
-        yield Runtime(settings, registry, Scorer(registry=registry, client=client), panel)
+        yield Runtime(settings, registry, Scorer(registry=registry, client=client), panel, client)

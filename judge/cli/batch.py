@@ -3,78 +3,31 @@
 from __future__ import annotations
 
 import sys
-import time
-from functools import partial
 from pathlib import Path
-from typing import Any
 
 import click
-import httpx
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.cli._output import FORMAT_OPTION, fail, print_json
-
-URL = click.option(
-    "--url",
-    envvar="JUDGE_URL",
-    default="http://127.0.0.1:8000",
-    show_default=True,
-    help="server base URL (env JUDGE_URL)",
-)
-KEY = click.option(
-    "--key", envvar="JUDGE_API_KEY", default=None, help="API key (env JUDGE_API_KEY)"
-)
+from judge.cli._output import FORMAT_OPTION, print_json
+from judge.cli._remote import KEY, URL, remote
+from judge.client import BatchHandle
+from judge.domain.wire import BatchView
 
 
-def _client(url: str, key: str | None) -> httpx.Client:
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=60)
-
-
-def _check(response: httpx.Response) -> dict[str, Any]:
-    if response.status_code >= 400:
-        try:
-            body = response.json()
-            field = f" (field: {body['field']})" if body.get("field") else ""
-            fail(f"HTTP {response.status_code}: {body.get('detail', response.text)}{field}")
-        except (ValueError, KeyError):
-            fail(f"HTTP {response.status_code}: {response.text[:500]}")
-    data: dict[str, Any] = response.json()
-    return data
-
-
-def _request(call: Any) -> httpx.Response:
-    try:
-        response: httpx.Response = call()
-        return response
-    except httpx.HTTPError as exc:
-        fail(f"cannot reach the server: {exc}")
-        raise AssertionError from exc
-
-
-def _download(client: httpx.Client, batch_id: str, out: Path | None) -> int:
+def _download(handle: BatchHandle, out: Path | None) -> int:
     count = 0
+    target = out.open("w", encoding="utf-8") if out else sys.stdout
     try:
-        with client.stream("GET", f"/v1/batches/{batch_id}/results") as response:
-            if response.status_code >= 400:
-                response.read()
-                _check(response)
-            target = out.open("w", encoding="utf-8") if out else sys.stdout
-            try:
-                for line in response.iter_lines():
-                    if line.strip():
-                        target.write(line + "\n")
-                        count += 1
-            finally:
-                if out:
-                    target.close()
-    except httpx.HTTPError as exc:
-        fail(f"cannot reach the server: {exc}")
+        for line in handle.lines():
+            target.write(line + "\n")
+            count += 1
+    finally:
+        if out:
+            target.close()
     return count
 
 
-def _follow(client: httpx.Client, status: dict[str, Any], interval: float) -> dict[str, Any]:
-    total = status["total"]
+def _follow(handle: BatchHandle) -> BatchView:
     columns = (
         TextColumn("batch {task.fields[id]}"),
         BarColumn(),
@@ -83,14 +36,12 @@ def _follow(client: httpx.Client, status: dict[str, Any], interval: float) -> di
         TimeElapsedColumn(),
     )
     with Progress(*columns, transient=False) as progress:
-        task = progress.add_task("", total=total, id=status["id"][:8], failed=0)
-        while True:
-            done = status["completed"] + status["failed"]
-            progress.update(task, completed=done, failed=status["failed"])
-            if status["status"] == "completed":
-                return status
-            time.sleep(interval)
-            status = _check(_request(partial(client.get, f"/v1/batches/{status['id']}")))
+        task = progress.add_task("", total=handle.view.total, id=handle.id[:8], failed=0)
+
+        def show(view: BatchView) -> None:
+            progress.update(task, completed=view.completed + view.failed, failed=view.failed)
+
+        return handle.wait(progress=show)
 
 
 @click.group("batch")
@@ -126,34 +77,22 @@ def submit(
     interval: float,
 ) -> None:
     """Upload FILE (JSON Lines, one item per line) as a batch."""
-    params = {"rubric": rubric} | ({"panel": panel} if panel else {})
-    with _client(url, key) as client:
-        status = _check(
-            _request(
-                lambda: client.post(
-                    "/v1/batches",
-                    params=params,
-                    content=file.read_bytes(),
-                    headers={"Content-Type": "application/x-ndjson"},
-                )
-            )
-        )
+    with remote(url, key) as client:
+        client.poll_interval = interval
+        handle = client.submit_jsonl(file, rubric, panel)
+        view = handle.view
         click.echo(
-            f"batch {status['id']}: {status['total']} items queued, {status['rejected']} rejected",
-            err=True,
+            f"batch {view.id}: {view.total} items queued, {view.rejected} rejected", err=True
         )
-        for rejection in status.get("rejections", [])[:20]:
-            click.echo(
-                f"  line {rejection['line']}: {rejection['field']}: {rejection['message']}",
-                err=True,
-            )
+        for rejection in view.rejections[:20]:
+            click.echo(f"  line {rejection.line}: {rejection.field}: {rejection.message}", err=True)
         if not wait:
-            click.echo(status["id"])
+            click.echo(view.id)
             return
-        status = _follow(client, status, interval)
-        click.echo(f"done: {status['completed']} completed, {status['failed']} failed", err=True)
+        view = _follow(handle)
+        click.echo(f"done: {view.completed} completed, {view.failed} failed", err=True)
         if output:
-            n = _download(client, status["id"], output)
+            n = _download(handle, output)
             click.echo(f"wrote {n} results to {output}", err=True)
 
 
@@ -164,15 +103,15 @@ def submit(
 @FORMAT_OPTION
 def status(batch_id: str, url: str, key: str | None, fmt: str) -> None:
     """Show a batch's progress."""
-    with _client(url, key) as client:
-        data = _check(_request(lambda: client.get(f"/v1/batches/{batch_id}")))
+    with remote(url, key) as client:
+        view = client.batch(batch_id).view
     if fmt == "json":
-        print_json(data)
+        print_json(view.model_dump(mode="json"))
         return
     click.echo(
-        f"batch {data['id']} [{data['status']}] rubric {data['rubric']['id']}: "
-        f"{data['completed']}/{data['total']} completed, {data['failed']} failed, "
-        f"{data['running']} running, {data['queued']} queued, {data['rejected']} rejected"
+        f"batch {view.id} [{view.status}] rubric {view.rubric.id}: "
+        f"{view.completed}/{view.total} completed, {view.failed} failed, "
+        f"{view.running} running, {view.queued} queued, {view.rejected} rejected"
     )
 
 
@@ -189,7 +128,7 @@ def status(batch_id: str, url: str, key: str | None, fmt: str) -> None:
 )
 def results(batch_id: str, url: str, key: str | None, output: Path | None) -> None:
     """Download a batch's results as JSON Lines (one line per item, in submission order)."""
-    with _client(url, key) as client:
-        n = _download(client, batch_id, output)
+    with remote(url, key) as client:
+        n = _download(client.batch(batch_id), output)
     if output:
         click.echo(f"wrote {n} results to {output}", err=True)

@@ -62,6 +62,12 @@ def _load(path: Path) -> dict[str, Any]:
     help="database index on 127.0.0.1:6379 (default: the first empty one of 7..1)",
 )
 @click.option(
+    "--database",
+    default=None,
+    metavar="postgresql://USER@HOST:PORT",
+    help="run on fresh databases of this PostgreSQL server (created and dropped); default SQLite",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -96,6 +102,7 @@ def bench(
     modes: tuple[str, ...],
     redis_url: str | None,
     redis_db: int | None,
+    database: str | None,
     output: Path | None,
     keep_logs: Path | None,
     compare: Path | None,
@@ -141,6 +148,7 @@ def bench(
                 redis_url=redis_url,
                 redis_db=redis_db,
                 logs_dir=keep_logs,
+                database=database,
                 progress=lambda msg: out.print(
                     f"[dim]{time.perf_counter() - started:6.1f} s  {msg}[/dim]"
                 ),

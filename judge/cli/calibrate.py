@@ -12,15 +12,14 @@ builds the labelled items from a RESCUE-BENCH JSON Lines file instead of label f
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
 import click
-import httpx
 from rich.table import Table
 
 from judge.cli._output import console, fail, print_json
+from judge.cli._remote import remote
 from judge.errors import JudgeError
 from judge.rubrics import RubricRegistry
 from judge.services.calibration_html import render_report_html
@@ -49,28 +48,23 @@ async def _run_here(
         await runtime.close()
 
 
-def checked(response: httpx.Response) -> dict[str, Any]:
-    if response.status_code >= 400:
-        try:
-            problem = response.json()
-        except ValueError:
-            problem = {"detail": response.text[:200]}
-        field = f" (field: {problem['field']})" if problem.get("field") else ""
-        raise JudgeError(f"HTTP {response.status_code}: {problem.get('detail')}{field}")
-    view: dict[str, Any] = response.json()
-    return view
+#: ``judge calibrate --url`` waits this long for the run (a large set on a slow panel)
+REMOTE_WAIT_S = 24 * 3600.0
 
 
 def _run_remote(
-    url: str, key: str | None, body: dict[str, Any], *, poll_s: float = 1.0
+    url: str,
+    key: str | None,
+    rubric_id: str,
+    panel: str | None,
+    items: list[Any],
+    label: str | None,
 ) -> dict[str, Any]:
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    with httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=None) as client:
-        view = checked(client.post("/v1/calibrations", params={"wait": 600}, json=body))
-        while view["status"] != "completed":
-            time.sleep(poll_s)
-            view = checked(client.get(f"/v1/calibrations/{view['id']}"))
-        return view
+    with remote(url, key) as client:
+        view = client.calibrate(rubric_id, items, panel=panel, label=label, wait=REMOTE_WAIT_S)
+    if view.status != "completed" or view.report is None:
+        raise JudgeError(f"calibration {view.id} {view.status} without a report")
+    return view.model_dump(mode="json")
 
 
 def _fmt(value: Any) -> str:
@@ -218,12 +212,10 @@ def run_calibration(
             ids = [c.strip() for c in id_cols.split(",") if c.strip()]
             items = read_label_files(list(labels), rubric, id_cols=ids, text_file=text_file)
         if url:
-            view = _run_remote(
-                url, key, {"rubric": rubric_id, "panel": panel, "label": label, "items": items}
-            )
+            view = _run_remote(url, key, rubric_id, panel, items, label)
         else:
             view = asyncio.run(_run_here(rubric_id, panel, items, label))
-    except (JudgeError, OSError, httpx.HTTPError) as exc:
+    except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", None) or str(exc))
         return
     report = view["report"]

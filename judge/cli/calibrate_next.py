@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import click
-import httpx
 from rich.table import Table
 
 from judge.cli._output import FORMAT_OPTION, console, fail, print_json
-from judge.cli.calibrate import checked
+from judge.cli._remote import remote
+from judge.client import JudgeClient
 from judge.errors import JudgeError
 from judge.services.runtime import ServiceRuntime
 from judge.settings import load_settings
@@ -37,10 +37,11 @@ async def _here(call: Callable[[ServiceRuntime], Awaitable[dict[str, Any]]]) -> 
         await runtime.close()
 
 
-def _remote(url: str, key: str | None, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    with httpx.Client(base_url=url.rstrip("/"), headers=headers, timeout=300) as client:
-        return checked(client.request(method, path, **kwargs))
+def _remote(
+    url: str, key: str | None, ask: Callable[[JudgeClient], dict[str, Any]]
+) -> dict[str, Any]:
+    with remote(url, key) as client:
+        return ask(client)
 
 
 def _num(value: Any) -> str:
@@ -124,12 +125,10 @@ def compare_aggregation(
     options = {"folds": folds, "repeats": repeats, "seed": seed, "resamples": resamples}
     try:
         if url:
-            data = _remote(
-                url, key, "GET", f"/v1/calibrations/{run_id}/aggregation", params=options
-            )
+            data = _remote(url, key, lambda c: c.compare_aggregation(run_id, **options))
         else:
             data = asyncio.run(_here(lambda rt: rt.insights.compare_aggregation(run_id, **options)))
-    except (JudgeError, OSError, httpx.HTTPError) as exc:
+    except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", None) or str(exc))
         return
     if fmt == "json":
@@ -257,7 +256,7 @@ def plan(
                 "budget": budget,
                 "seed": seed,
             }
-            data = _remote(url, key, "POST", "/v1/calibrations/plan", json=body)
+            data = _remote(url, key, lambda c: c.plan_calibration(body))
         else:
             data = asyncio.run(
                 _here(
@@ -272,7 +271,7 @@ def plan(
                     )
                 )
             )
-    except (JudgeError, OSError, httpx.HTTPError) as exc:
+    except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", None) or str(exc))
         return
     if out is not None and lines is not None and data.get("proposal"):

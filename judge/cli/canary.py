@@ -106,7 +106,10 @@ def list_canaries(rubric: str | None, fmt: str) -> None:
 @click.option("--tick", type=float, default=30.0, show_default=True, help="seconds between checks")
 @click.option("--once", is_flag=True, help="start the due canaries once and exit")
 def beat(tick: float, once: bool) -> None:
-    """Re-score due canaries (jobs go to Celery when JUDGE_REDIS_URL is set, else run here)."""
+    """Re-score due canaries (jobs go to Celery when JUDGE_REDIS_URL is set, else run here).
+
+    Serves /metrics on JUDGE_BEAT__METRICS_PORT (default 9809; 0 = off), except with --once:
+    the calibration, reliability and drift gauges, read from the database."""
     from judge.services.beat import beat_forever, start_due_canaries
 
     settings = load_settings()
@@ -120,8 +123,21 @@ def beat(tick: float, once: bool) -> None:
             started = await start_due_canaries(runtime.canaries, dispatch)
             click.echo(f"started {len(started)} canary run(s): {', '.join(started) or '-'}")
             return
+        _serve_metrics(settings)
         click.echo(f"judge beat: checking canaries every {tick:g}s")
         await beat_forever(runtime.canaries, dispatch, tick_s=tick)
 
     with contextlib.suppress(KeyboardInterrupt):
         _with_runtime(run)
+
+
+def _serve_metrics(settings: Settings) -> None:
+    from judge import metrics
+    from judge.services.run_gauges import RunGaugeCollector
+
+    port, host = settings.beat.metrics_port, settings.beat.metrics_host
+    if not port:
+        return
+    metrics.add_collector(RunGaugeCollector(settings.database_url, settings.run_gauges_ttl_s))
+    metrics.serve_metrics(port, addr=host)
+    click.echo(f"judge beat: metrics on http://{host}:{port}/metrics")

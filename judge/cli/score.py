@@ -100,7 +100,10 @@ def score(
                     async with limit:
                         return await rt.scorer.score(rubric, item, rt.panel)
 
-                return list(await asyncio.gather(*(one(i) for i in parsed)))
+                try:
+                    return list(await asyncio.gather(*(one(i) for i in parsed)))
+                finally:
+                    await rt.client.aclose()
 
             results = asyncio.run(run_all())
     except (JudgeError, OSError, UnicodeDecodeError) as exc:

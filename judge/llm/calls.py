@@ -283,3 +283,55 @@ def price_map_cost(model: str, usage: Any) -> float:
         int(getattr(usage, "prompt_tokens", 0) or 0) * per_in
         + int(getattr(usage, "completion_tokens", 0) or 0) * per_out
     )
+
+
+class PathClient:
+    """What both client paths share: the retry policy, configured prices, the jitter source,
+    and one call with retries turned into a :class:`ChatResult`. A path supplies its
+    ``name``, ``classify`` and the coroutine of one attempt."""
+
+    name = "path"
+    #: a backstop over the request's own timeout, which the HTTP client enforces
+    deadline_grace_s = 5.0
+
+    def __init__(
+        self,
+        *,
+        retry: RetryPolicy | None = None,
+        prices: dict[str, ModelPrice] | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._retry = retry or RetryPolicy()
+        self._prices = prices or {}
+        self._rng = rng or random.Random()
+
+    def classify(self, exc: BaseException) -> tuple[FailureReason, bool]:
+        raise NotImplementedError
+
+    async def _call(
+        self,
+        request: ChatRequest,
+        attempt: Callable[[], Awaitable[Any]],
+        cost: Callable[[Any, Any], float],
+    ) -> ChatResult:
+        """``cost(response, usage)`` prices a reply."""
+        started = time.perf_counter()
+        outcome = await with_retries(
+            attempt,
+            classify=self.classify,
+            policy=self._retry,
+            rng=self._rng,
+            deadline_s=request.timeout_s + self.deadline_grace_s,
+        )
+        if outcome.failure is not None:
+            return failed_result(
+                request, *outcome.failure, attempts=outcome.count, started=started, client=self.name
+            )
+        response = outcome.response
+        return reply_result(
+            request,
+            response,
+            attempts=outcome.count,
+            started=started,
+            cost=lambda usage: cost(response, usage),
+        )

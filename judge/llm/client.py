@@ -53,6 +53,8 @@ class ChatRequest:
     api_key: SecretStr | None = field(default=None, repr=False)
     timeout_s: float = 60.0
     use_cache: bool = True
+    #: the client path: ``auto``, ``litellm`` or ``openai`` (see :mod:`judge.llm.routing`)
+    client: Literal["auto", "litellm", "openai"] = "auto"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_key", as_secret(self.api_key))

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
-import time
 from typing import Any
 
 from judge._offline import configure_offline_env
@@ -23,12 +21,8 @@ import litellm  # noqa: E402
 from litellm import exceptions as errors  # noqa: E402
 
 from judge.llm.calls import (  # noqa: E402
-    ModelPrice,
-    RetryPolicy,
+    PathClient,
     configured_cost,
-    failed_result,
-    reply_result,
-    with_retries,
 )
 from judge.llm.client import ChatRequest, ChatResult, FailureReason  # noqa: E402
 from judge.llm.settings_bridge import configured_prices, retry_policy  # noqa: E402
@@ -84,51 +78,25 @@ def classify(exc: BaseException) -> tuple[FailureReason, bool]:
     return "provider_error", False
 
 
-class LiteLLMClient:
+class LiteLLMClient(PathClient):
     """Calls models through ``litellm.acompletion`` with timeouts, retries and cost capture."""
 
     name = "litellm"
-
-    def __init__(
-        self,
-        *,
-        retry: RetryPolicy | None = None,
-        prices: dict[str, ModelPrice] | None = None,
-        rng: random.Random | None = None,
-    ) -> None:
-        self._retry = retry or RetryPolicy()
-        self._prices = prices or {}
-        self._rng = rng or random.Random()
+    deadline_grace_s = DEADLINE_GRACE_S
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LiteLLMClient:
         """Retries and the configured prices (USD per million tokens) from the settings."""
         return cls(retry=retry_policy(settings), prices=configured_prices(settings))
 
+    def classify(self, exc: BaseException) -> tuple[FailureReason, bool]:
+        return classify(exc)
+
     async def complete(self, request: ChatRequest) -> ChatResult:
-        started = time.perf_counter()
-        outcome = await with_retries(
-            lambda: litellm.acompletion(**self._call_args(request)),
-            classify=classify,
-            policy=self._retry,
-            rng=self._rng,
-            deadline_s=request.timeout_s + DEADLINE_GRACE_S,
-        )
-        if outcome.failure is not None:
-            return failed_result(
-                request,
-                *outcome.failure,
-                attempts=outcome.count,
-                started=started,
-                client=self.name,
-            )
-        response = outcome.response
-        return reply_result(
+        return await self._call(
             request,
-            response,
-            attempts=outcome.count,
-            started=started,
-            cost=lambda usage: self._cost(request.model, response, usage),
+            lambda: litellm.acompletion(**self._call_args(request)),
+            lambda response, usage: self._cost(request.model, response, usage),
         )
 
     def _call_args(self, request: ChatRequest) -> dict[str, Any]:

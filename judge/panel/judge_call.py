@@ -26,6 +26,7 @@ from judge.domain.rubric import Dimension, Rubric
 from judge.domain.text_safety import storable_text
 from judge.llm.client import ChatClient, ChatRequest, ChatResult, as_secret
 from judge.llm.prompts import build_messages, prompt_hash, repair_message
+from judge.llm.routing import ClientChoice
 from judge.tracing import tracer
 
 _RAW_REPLY_LIMIT = 20_000
@@ -48,6 +49,7 @@ class JudgeTarget:
     api_base: str | None
     api_key: SecretStr | None = field(repr=False)
     timeout_s: float
+    client: ClientChoice = "auto"  # the client path (judge.llm.routing)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_key", as_secret(self.api_key))
@@ -144,6 +146,7 @@ async def run_judge(
         api_key=target.api_key,
         timeout_s=target.timeout_s,
         use_cache=use_cache,
+        client=target.client,
     )
     phash = prompt_hash(messages, schema, target.params)
     result = await _traced_call(client, request, rubric.id, "judge")
@@ -175,6 +178,7 @@ async def run_judge(
                 api_key=target.api_key,
                 timeout_s=target.timeout_s,
                 use_cache=use_cache,
+                client=target.client,
             ),
             rubric.id,
             "repair",

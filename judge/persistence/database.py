@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import asyncpg
+import asyncpg  # type: ignore[import-untyped]
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext

@@ -4,10 +4,10 @@ A run is a batch of kind ``calibration`` plus the experts' labels. When its last
 done (a batch hook, or lazily when the run is read) the report is computed and stored, and
 from then on reliability flags for that rubric version and panel composition use it.
 
-The report's gauges (each rater's kappa, and a canary run's drift) are exported once, by the
-process whose update stored the report. A worker finishing the last item and an API request
-reading the run may both compute the report at the same moment; only one of them stores it,
-and only that one exports it, so no process holds a copy that no later run would update.
+A worker finishing the last item and an API request reading the run may both compute the
+report at the same moment; only the first update stores it (the status guard). Its gauges
+(each rater's kappa, a canary run's drift) are read from the stored runs at scrape time by
+:mod:`judge.services.run_gauges`, in every process that serves ``/metrics``.
 """
 
 from __future__ import annotations
@@ -97,19 +97,6 @@ def normalise_labels(
 
 
 FinalizeHook = Callable[[CalibrationRun, dict[str, Any]], Awaitable[dict[str, Any]]]
-StoredHook = Callable[[CalibrationRun, dict[str, Any]], None]
-
-
-def export_report(run: CalibrationRun, report: dict[str, Any]) -> None:
-    """The latest kappa of every judge, the panel and the experts, as gauges."""
-    for dim_id, dim in report["dimensions"].items():
-        for rater in dim.get("raters", []):
-            metrics.set_calibration_kappa(
-                run.rubric_id, dim_id, rater["rater"], rater.get("agreement")
-            )
-        baseline = dim.get("expert_expert") or {}
-        if baseline.get("median") is not None:
-            metrics.set_calibration_kappa(run.rubric_id, dim_id, "experts", baseline["median"])
 
 
 @dataclass
@@ -117,8 +104,6 @@ class CalibrationService:
     jobs: JobService
     #: may extend a report before it is stored (the canary service adds drift)
     finalize_hooks: list[FinalizeHook] = field(default_factory=list)
-    #: called once the report is stored, in the process that stored it (exports gauges)
-    stored_hooks: list[StoredHook] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._batch_kinds: dict[str, str] = {}
@@ -286,7 +271,7 @@ class CalibrationService:
         for hook in self.finalize_hooks:
             report = await hook(run, report)
         async with self.jobs.database.session() as session:
-            stored = await session.execute(
+            await session.execute(
                 update(CalibrationRun)
                 .where(col(CalibrationRun.id) == run.id, col(CalibrationRun.status) == "running")
                 .values(
@@ -298,10 +283,6 @@ class CalibrationService:
             )
             await session.commit()
             refreshed = await session.get(CalibrationRun, run.id, populate_existing=True)
-        if getattr(stored, "rowcount", 0):  # this process stored it: see the module docstring
-            export_report(run, report)
-            for stored_hook in self.stored_hooks:
-                stored_hook(run, report)
         self._forget_calibrations()
         assert refreshed is not None
         return refreshed

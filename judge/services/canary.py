@@ -4,7 +4,7 @@ Each canary run repeats its baseline run's items and expert labels with the same
 bypassing the LLM call cache (a cached answer cannot reveal a changed model). When it
 completes, every judge and dimension is compared with the baseline: change in kappa against
 the experts, shift of the mean rating (on a 0..1 scale), change in abstention rate. The
-comparison is stored with the run and exported as gauges.
+comparison is stored with the run; :mod:`judge.services.run_gauges` exports it as gauges.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Any
 from sqlalchemy import false, or_, select, update
 from sqlmodel import col
 
-from judge import metrics
 from judge.errors import JudgeError
 from judge.persistence.tables import CalibrationRun, Canary, utcnow
 from judge.services.calibration import CalibrationService
@@ -83,7 +82,6 @@ class CanaryService:
 
     def __post_init__(self) -> None:
         self.calibrations.finalize_hooks.append(self._after_run)
-        self.calibrations.stored_hooks.append(self._export_drift)
 
     @property
     def _db(self) -> Any:
@@ -163,22 +161,6 @@ class CanaryService:
             return report
         drift = compare_reports(report, json.loads(baseline.report_json))
         return report | {"drift": drift, "canary": {"id": canary.id, "name": canary.name}}
-
-    def _export_drift(self, run: CalibrationRun, report: dict[str, Any]) -> None:
-        """Stored hook: a canary run's drift as gauges, in the process that stored the run."""
-        if run.canary_id is None or "drift" not in report:
-            return
-        for dim_id, raters in report["drift"].items():
-            for rater, values in raters.items():
-                metrics.set_drift(
-                    rubric=run.rubric_id,
-                    dimension=dim_id,
-                    model=rater,
-                    kappa_delta=values["kappa_delta"],
-                    mean_shift=values["mean_shift"],
-                    abstention_rate_delta=values["abstention_delta"],
-                )
-        metrics.set_canary_run(run.rubric_id, utcnow().timestamp())
 
     async def history(
         self, rubric_id: str, *, owners: Owners = ALL, offset: int = 0, limit: int = 50

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import SecretStr
 
 from judge.errors import ConfigError, PanelNotFound
+from judge.llm.routing import client_path
 from judge.panel.judge_call import JudgeTarget
 from judge.panel.run import Panel
 from judge.settings import (
@@ -60,6 +61,8 @@ def resolve_panel(
             api_key = SecretStr(SIMULATOR_API_KEY)
         else:
             api_base, api_key = judge.api_base or settings.llm.api_base, settings.api_key_for(judge)
+        # fails here, before any call, when a forced path cannot serve the judge
+        path = client_path(judge.client, judge.model, api_base)
         targets.append(
             JudgeTarget(
                 model=judge.model,
@@ -67,6 +70,7 @@ def resolve_panel(
                 api_base=api_base,
                 api_key=api_key,
                 timeout_s=settings.llm.timeout_s,
+                client=path,
             )
         )
     return Panel(

@@ -12,6 +12,8 @@ from judge.errors import ConfigError, JudgeError
 from judge.llm.cache import CachingClient
 from judge.llm.client import ChatClient, ChatRequest, ChatResult
 from judge.llm.limits import LimitedClient, ModelLimiter
+from judge.llm.routing import RoutingClient
+from judge.llm.settings_bridge import routing_client
 from judge.persistence.cache import SqlCallCache
 from judge.persistence.calibrations import SqlCalibrations
 from judge.persistence.database import Database
@@ -40,10 +42,13 @@ class ServiceRuntime:
     insights: CalibrationInsights
     simulator: SimulatorProcess | None = None
     call_cache: SqlCallCache | None = None
+    llm_paths: RoutingClient | None = None
 
     async def close(self) -> None:
         if self.call_cache is not None:
             await self.call_cache.flush()
+        if self.llm_paths is not None:
+            await self.llm_paths.aclose()
         await self.limiter.close()
         await self.database.dispose()
         if self.simulator is not None:
@@ -56,14 +61,14 @@ def uses_simulator(settings: Settings) -> bool:
 
 def build_client(
     settings: Settings, database: Database, limiter: ModelLimiter
-) -> tuple[ChatClient, SqlCallCache | None]:
-    from judge.llm.litellm_client import LiteLLMClient
-
-    client: ChatClient = LimitedClient(LiteLLMClient.from_settings(settings), limiter)
+) -> tuple[ChatClient, SqlCallCache | None, RoutingClient]:
+    """The client jobs call (limits, then the cache) over the paths it closes at the end."""
+    paths = routing_client(settings)
+    client: ChatClient = LimitedClient(paths, limiter)
     if not settings.worker.cache_enabled:
-        return client, None
+        return client, None, paths
     cache = SqlCallCache(database)
-    return CachingClient(client, cache), cache
+    return CachingClient(client, cache), cache, paths
 
 
 class _NoLLMClient:
@@ -113,8 +118,9 @@ def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRunti
     limiter = ModelLimiter.from_settings(settings)
     client: ChatClient
     call_cache: SqlCallCache | None = None
+    llm_paths: RoutingClient | None = None
     if runs_jobs:
-        client, call_cache = build_client(settings, database, limiter)
+        client, call_cache, llm_paths = build_client(settings, database, limiter)
     else:
         client = _NoLLMClient()
     scorer = Scorer(
@@ -140,6 +146,7 @@ def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRunti
         keys=KeyStore(database),
         limiter=limiter,
         call_cache=call_cache,
+        llm_paths=llm_paths,
         calibrations=calibrations,
         canaries=CanaryService(calibrations),
         insights=CalibrationInsights(calibrations),

@@ -23,6 +23,7 @@ from judge import metrics
 from judge.redis_client import redis_client
 from judge.services.jobs import failure_message
 from judge.services.notify import publish_done
+from judge.services.run_gauges import RunGaugeCollector
 from judge.services.runtime import ServiceRuntime, build_runtime
 from judge.settings import Settings, load_settings
 from judge.tracing import configure_tracing, shutdown_tracing
@@ -153,7 +154,9 @@ def _start_runtime(**_: Any) -> None:
     runtime = worker_runtime()  # build before the first task: imports, engine, simulator, sweeper
     port = runtime.settings.worker.metrics_port
     if port:
-        metrics.serve_metrics(port, addr=runtime.settings.worker.metrics_host)
+        settings = runtime.settings
+        metrics.add_collector(RunGaugeCollector(settings.database_url, settings.run_gauges_ttl_s))
+        metrics.serve_metrics(port, addr=settings.worker.metrics_host)
         log.info(
             "worker metrics on http://%s:%d/metrics", runtime.settings.worker.metrics_host, port
         )

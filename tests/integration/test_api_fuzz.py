@@ -31,7 +31,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from judge.api.schemas import CompletedLine, JobStatusLine
+from judge.domain.wire import CompletedLine, JobStatusLine
 from tests.integration.conftest import ServiceStack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]

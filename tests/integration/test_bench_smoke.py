@@ -15,7 +15,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from judge.bench.databases import fresh_databases
 from judge.bench.report import evaluate_targets
+from tests.integration.conftest import query
 
 pytestmark = pytest.mark.integration
 
@@ -78,6 +80,9 @@ def test_tiny_bench_writes_every_section(tmp_path: Path) -> None:
     assert base["llm_errors"] == 0
     assert base["items_per_s"] > 0
     assert results["simulator_floor"]["samples"] > 0
+    raw = results["raw_baseline"]
+    assert (raw["client"], raw["llm_calls"], raw["llm_errors"]) == ("raw", 60, 0)
+    assert raw["unparsed_replies"] == 0
 
     for mode in modes:
         single = results["single_item"][mode]
@@ -91,7 +96,12 @@ def test_tiny_bench_writes_every_section(tmp_path: Path) -> None:
         assert batch["failed"] == 0
         assert batch["llm_calls"] == 60  # one call per judge per item
         assert batch["items_per_s"] > 0
+        assert batch["polls"] >= 1  # the 20-item batch takes several poll intervals
+        assert batch["health_p95_ms"] is not None
         assert results["ratio"][mode] > 0
+        assert results["ratio_raw"][mode] == pytest.approx(
+            batch["items_per_s"] / raw["items_per_s"], abs=1e-3
+        )
 
         again = results["repeated_batch"][mode]
         assert again["completed"] == 20
@@ -117,3 +127,27 @@ def test_tiny_bench_writes_every_section(tmp_path: Path) -> None:
     assert results["targets"] == evaluate_targets(results)
     if "celery" in modes:
         assert all(t["value"] is not None for t in results["targets"]), results["targets"]
+
+
+def test_bench_databases_on_postgresql_are_fresh_and_dropped(
+    postgres_available: None, tmp_path: Path
+) -> None:
+    """``judge bench --database``: one new database per mode, usable by the service's URL
+    handling, and gone afterwards."""
+    server = "postgresql://postgres@127.0.0.1:5432/postgres"
+    with fresh_databases(server, ["embedded", "celery"], tmp_path) as urls:
+        assert set(urls) == {"embedded", "celery"}
+        names = [url.rsplit("/", 1)[1] for url in urls.values()]
+        assert len(set(names)) == 2
+        for url in urls.values():
+            assert query(url, "SELECT current_database()") == [(url.rsplit("/", 1)[1],)]
+    left = query(
+        "postgresql://postgres@127.0.0.1:5432/postgres",
+        "SELECT datname FROM pg_database WHERE datname LIKE 'judge_bench_%'",
+    )
+    assert not {n for (n,) in left} & set(names)
+
+
+def test_bench_databases_default_to_sqlite_files(tmp_path: Path) -> None:
+    with fresh_databases(None, ["embedded"], tmp_path) as urls:
+        assert urls == {"embedded": f"sqlite+aiosqlite:///{tmp_path / 'embedded'}.db"}

@@ -16,8 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
+from judge.llm.calls import RetryPolicy
 from judge.llm.client import ChatRequest
-from judge.llm.litellm_client import LiteLLMClient, RetryPolicy
+from judge.llm.litellm_client import LiteLLMClient
 from tests.integration.conftest import ServiceStack, SimulatorProcess, sqlite_url
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -82,10 +83,16 @@ def test_alert_split() -> None:
 
 
 def declared_metric_names() -> set[str]:
-    """Sample names judge.metrics can export, read in a fresh single-process interpreter."""
+    """Sample names judge.metrics and the run gauges (judge.services.run_gauges) can export,
+    read in a fresh single-process interpreter."""
     code = (
         "from judge import metrics\n"
+        "from judge.services.run_gauges import RunGauges, families\n"
+        "class NoRuns:\n"
+        "    def collect(self):\n"
+        "        return families(RunGauges())\n"
         "metrics.configure_metrics(None)\n"
+        "metrics.add_collector(NoRuns())\n"
         "print(metrics.render_latest()[0].decode())\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.lower().startswith("prometheus_")}
@@ -319,6 +326,54 @@ def _result(rubric: str, tick: int) -> Any:
     )
 
 
+def _canary_report(now_kappa: dict[str, float]) -> dict[str, Any]:
+    """A run's report as the run gauges read it: kappas, experts, flags and drift."""
+    dims: dict[str, Any] = {}
+    drift: dict[str, Any] = {}
+    for dim in ("emotional_reactions", "explorations"):
+        raters = [{"rater": m, "agreement": k} for m, k in now_kappa.items()]
+        dims[dim] = {
+            "raters": raters,
+            "expert_expert": {"median": 0.62},
+            "flag": {"level": "caution"},
+        }
+        drift[dim] = {
+            m: {
+                "kappa_delta": -0.31 if m == DRIFTED else 0.02,
+                "mean_shift": 0.24 if m == DRIFTED else -0.01,
+                "abstention_delta": 0.0 if m == DRIFTED else 0.01,
+            }
+            for m in now_kappa
+        }
+    return {"dimensions": dims, "drift": drift}
+
+
+def _stored_runs(now: float) -> list[Any]:
+    """A calibration and a canary run per rubric; the stale rubric's canary is 3 days old."""
+    from judge.persistence.latest_runs import StoredRun
+
+    kappas = dict(zip(MODELS, (0.74, 0.57, 0.31), strict=True)) | {"panel": 0.66}
+    runs = []
+    for rubric, canary_age in (("epitome", 3600), (STALE_RUBRIC, 3 * 86400)):
+        canary_at = datetime.fromtimestamp(now - canary_age, UTC)
+        report = _canary_report(kappas)
+        runs.append(StoredRun(rubric, canary_at - timedelta(days=1), False, report))
+        runs.append(StoredRun(rubric, canary_at, True, report))
+    return runs
+
+
+class StoredRunsCollector:
+    """The run gauges of fixed runs (the service reads them from its database)."""
+
+    def __init__(self, runs: list[Any]) -> None:
+        self.runs = runs
+
+    def collect(self) -> Any:
+        from judge.services.run_gauges import families, gauges_from_runs
+
+        return families(gauges_from_runs(self.runs))
+
+
 def run_exporter(role: str, directory: str) -> None:
     """Serve ``render_latest()`` on a free port (printed) and keep updating the metrics."""
     import random
@@ -346,23 +401,7 @@ def run_exporter(role: str, directory: str) -> None:
     if role == "worker":
         long_job = metrics.job_running("epitome")
         long_job.__enter__()
-        for rubric in ("epitome", STALE_RUBRIC):
-            for dim in ("emotional_reactions", "explorations"):
-                for model, kappa in zip(MODELS, (0.74, 0.57, 0.31), strict=True):
-                    metrics.set_calibration_kappa(rubric, dim, model, kappa)
-                    drifted = model == DRIFTED
-                    metrics.set_drift(
-                        rubric,
-                        dim,
-                        model,
-                        kappa_delta=-0.31 if drifted else 0.02,
-                        mean_shift=0.24 if drifted else -0.01,
-                        abstention_rate_delta=0.0 if drifted else 0.01,
-                    )
-                metrics.set_calibration_kappa(rubric, dim, metrics.PANEL, 0.66)
-                metrics.set_calibration_kappa(rubric, dim, "experts", 0.62)
-        metrics.set_canary_run("epitome", time.time() - 3600)
-        metrics.set_canary_run(STALE_RUBRIC, time.time() - 3 * 86400)
+        metrics.add_collector(StoredRunsCollector(_stored_runs(time.time())))
 
     def tick(n: int) -> None:
         if role == "api":

@@ -26,8 +26,10 @@ import pytest
 
 from judge.domain.item import Item, parse_item
 from judge.domain.result import ScoreResult
+from judge.llm.calls import RetryPolicy
 from judge.llm.client import ChatClient
-from judge.llm.litellm_client import LiteLLMClient, RetryPolicy
+from judge.llm.litellm_client import LiteLLMClient
+from judge.llm.routing import RoutingClient
 from judge.panel.judge_call import JudgeTarget
 from judge.panel.run import Panel, score_item
 from judge.rubrics import RubricRegistry
@@ -64,10 +66,10 @@ FAMILIES = (
     "gemini/gemini-2.5-pro",
 )
 PROVIDERS = ("openai", "anthropic", "gemini")
-#: The client paths every test runs through. When the direct OpenAI-compatible client of the
-#: lean-dispatch issue exists, add it here (it serves ``openai/...`` judges; LiteLLM keeps
-#: Anthropic and Gemini), and each test runs on both paths side by side.
-CLIENT_PATHS = ("litellm",)
+#: The client paths every test runs through, side by side: LiteLLM for every judge, and the
+#: service's default routing (the direct OpenAI-compatible client serves ``openai/...`` judges;
+#: LiteLLM keeps Anthropic and Gemini).
+CLIENT_PATHS = ("litellm", "routed")
 # ``accurate`` reads this pair as empathic on every EPITOME dimension (2, 2, 2).
 POST = {
     "seeker_post": "I moved for a new job three months ago and I still eat dinner alone every "
@@ -101,6 +103,8 @@ def client_path(request: pytest.FixtureRequest) -> str:
 def make_client(path: str, retry: RetryPolicy = FAST) -> ChatClient:
     if path == "litellm":
         return LiteLLMClient(retry=retry)
+    if path == "routed":
+        return RoutingClient(retry=retry)
     raise AssertionError(f"unknown client path {path!r}")
 
 
@@ -118,7 +122,15 @@ def score(
     item: Item, *targets: JudgeTarget, client: ChatClient, quorum: int | None = None
 ) -> ScoreResult:
     panel = Panel(name="providers", judges=targets, quorum=quorum or len(targets), simulated=True)
-    return asyncio.run(score_item(rubric=EPITOME, item=item, panel=panel, client=client))
+
+    async def run() -> ScoreResult:
+        try:
+            return await score_item(rubric=EPITOME, item=item, panel=panel, client=client)
+        finally:
+            if isinstance(client, RoutingClient):
+                await client.aclose()
+
+    return asyncio.run(run())
 
 
 def judged(result: ScoreResult, model: str) -> list[Any]:

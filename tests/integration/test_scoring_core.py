@@ -20,8 +20,9 @@ from judge.domain.judgment_schema import judgment_schema, parse_judgment, respon
 from judge.domain.render import CLOSE_TAG, OPEN_TAG
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import Rubric
+from judge.llm.calls import ModelPrice, RetryPolicy
 from judge.llm.client import ChatClient, ChatRequest, ChatResult
-from judge.llm.litellm_client import LiteLLMClient, ModelPrice, RetryPolicy
+from judge.llm.litellm_client import LiteLLMClient
 from judge.llm.prompts import build_messages, prompt_hash, system_prompt
 from judge.panel.judge_call import JudgeTarget
 from judge.panel.run import INSTRUCTIONS_FLAG, Panel, score_item

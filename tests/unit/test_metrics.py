@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -253,36 +252,10 @@ def test_normalise_rating(scale: dict[str, Any], rating: Any, expected: float | 
     assert metrics.normalise_rating(scale, rating) == expected
 
 
-def test_calibration_drift_and_canary_gauges() -> None:
-    labels = {"rubric": "gauge-rubric", "dimension": "warmth", "model": "m/a"}
-    metrics.set_calibration_kappa("gauge-rubric", "warmth", "m/a", 0.61)
-    metrics.set_calibration_kappa("gauge-rubric", "warmth", "m/a", None)
-    assert value("judge_calibration_kappa", **labels) == pytest.approx(0.61)
-    metrics.set_drift(
-        "gauge-rubric", "warmth", "m/a", kappa_delta=-0.2, mean_shift=0.15, abstention_rate_delta=0
-    )
-    metrics.set_drift(
-        "gauge-rubric",
-        "warmth",
-        "m/a",
-        kappa_delta=None,
-        mean_shift=0.05,
-        abstention_rate_delta=None,
-    )
-    assert value("judge_drift_kappa_delta", **labels) == pytest.approx(-0.2)
-    assert value("judge_drift_mean_score_shift", **labels) == pytest.approx(0.05)
-    assert value("judge_drift_abstention_rate_delta", **labels) == 0
-    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-    metrics.set_canary_run("gauge-rubric", when)
-    assert value("judge_canary_last_run_timestamp_seconds", rubric="gauge-rubric") == (
-        when.timestamp()
-    )
-
-
 def test_every_judge_series_has_bounded_label_names_and_explicit_buckets() -> None:
     metrics.observe_result("labels-rubric", make_result("labels-rubric"))
     families = [f for f in _families() if f.name.startswith("judge_")]
-    assert len(families) >= 23
+    assert len(families) >= 18
     for family in families:
         for sample in family.samples:
             assert set(sample.labels) <= ALLOWED_LABELS, sample
@@ -343,9 +316,7 @@ metrics.observe_llm_call("m/a", "ok", 0.5, 100, 20, 0.01, False)
 metrics.job_submitted("mp", n=2)
 running = metrics.job_running("mp")
 running.__enter__()  # a job still running when the process dies (os._exit below: no cleanup)
-metrics.set_calibration_kappa("mp", "warmth", "m/a", float(sys.argv[2]))
-metrics.set_canary_run("mp", float(sys.argv[3]))
-metrics.set_queue_depth(int(sys.argv[4]))
+metrics.set_queue_depth(int(sys.argv[2]))
 print(os.getpid(), flush=True)
 os._exit(0)
 """
@@ -356,11 +327,11 @@ def test_multiprocess_counters_sum_and_gauges_aggregate(tmp_path: Path) -> None:
     writer = tmp_path / "writer.py"
     writer.write_text(_WRITER, encoding="utf-8")
 
-    def write(kappa: float, canary_ts: float, depth: int) -> int:
+    def write(depth: int) -> int:
         out = _run(
             f"""
             import runpy, sys
-            sys.argv = ["writer", {str(directory)!r}, "{kappa}", "{canary_ts}", "{depth}"]
+            sys.argv = ["writer", {str(directory)!r}, "{depth}"]
             runpy.run_path({str(writer)!r}, run_name="__main__")
             """,
             env={},
@@ -368,8 +339,8 @@ def test_multiprocess_counters_sum_and_gauges_aggregate(tmp_path: Path) -> None:
         return int(out.strip())
 
     metrics.clean_multiproc_dir(directory)
-    first = write(0.50, 2000.0, 5)
-    second = write(0.70, 1000.0, 9)  # written later: its kappa and queue depth win
+    first = write(5)
+    second = write(9)  # written later: its queue depth wins
     assert len(list(directory.glob("*.db"))) >= 3
 
     reader = f"""
@@ -406,10 +377,7 @@ def test_multiprocess_counters_sum_and_gauges_aggregate(tmp_path: Path) -> None:
     assert before['judge_jobs_submitted_total{"rubric": "mp"}'] == 4
     assert before['judge_jobs_running{"rubric": "mp"}'] == 2  # livesum over both writers
     assert after['judge_jobs_running{"rubric": "mp"}'] == 1  # the first one was marked dead
-    kappa = 'judge_calibration_kappa{"dimension": "warmth", "model": "m/a", "rubric": "mp"}'
-    assert before[kappa] == pytest.approx(0.70)  # mostrecent
-    assert before["judge_queue_depth{}"] == 9
-    assert before['judge_canary_last_run_timestamp_seconds{"rubric": "mp"}'] == 2000.0  # max
+    assert before["judge_queue_depth{}"] == 9  # mostrecent
     assert (directory / f"counter_{data['child']}.db").is_file()
     assert second != first
 

@@ -1,0 +1,209 @@
+"""The client's requests and response parsing, with no IO: shared by the sync and async clients.
+
+A :class:`Call` says what to send; :func:`checked` turns a response into JSON or raises the
+typed problem; the ``parse_*`` functions build the wire models of :mod:`judge.domain.wire`.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+from httpx_retries import Retry, RetryTransport
+from pydantic import Field, TypeAdapter
+
+from judge.client.errors import problem_error
+from judge.domain.wire import (
+    NDJSON,
+    BatchView,
+    CalibrationView,
+    CompletedLine,
+    CompletedScore,
+    JobStatus,
+    JobStatusLine,
+    ReliabilityHistory,
+)
+
+#: answers worth retrying: the server is rate limiting, or a dependency is briefly unavailable
+RETRY_STATUSES = (429, 503)
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+FINAL_JOB_STATES = frozenset({"completed", "failed"})
+#: the longest ``?wait=`` sent; a longer wait goes on by polling (servers cap it anyway)
+MAX_SERVER_WAIT_S = 120.0
+
+Score = CompletedScore | JobStatus
+ResultLine = CompletedLine | JobStatusLine
+_SCORE: TypeAdapter[Score] = TypeAdapter(Annotated[Score, Field(discriminator="status")])
+_LINE: TypeAdapter[ResultLine] = TypeAdapter(Annotated[ResultLine, Field(discriminator="status")])
+
+
+@dataclass(frozen=True)
+class Call:
+    """One HTTP request, as ``httpx.Client.request`` takes it."""
+
+    method: str
+    path: str
+    params: dict[str, Any] = field(default_factory=dict)
+    json: Any = None
+    content: bytes | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def kwargs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"params": self.params, "headers": self.headers}
+        if self.content is not None:
+            out["content"] = self.content
+        elif self.json is not None:
+            out["json"] = self.json
+        return out
+
+
+def client_options(
+    base_url: str, key: str | None, timeout: float | None, retries: int, *, asynchronous: bool
+) -> dict[str, Any]:
+    """``httpx.Client``/``AsyncClient`` arguments: base URL, bearer key, and a transport that
+    retries 429 and 503 answers (POSTs too: they carry an ``Idempotency-Key``), waiting as
+    the ``Retry-After`` header says, else backing off exponentially."""
+    retry = Retry(
+        total=retries,
+        allowed_methods=["GET", "HEAD", "POST", "PUT", "DELETE"],
+        status_forcelist=RETRY_STATUSES,
+        retry_on_exceptions=[],
+        backoff_factor=0.5,
+        max_backoff_wait=60.0,
+        respect_retry_after_header=True,
+    )
+    inner = httpx.AsyncHTTPTransport() if asynchronous else httpx.HTTPTransport()
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return {
+        "base_url": base_url.rstrip("/"),
+        "headers": headers,
+        "timeout": timeout,
+        "transport": RetryTransport(transport=inner, retry=retry),
+    }
+
+
+def _idempotent() -> dict[str, str]:
+    return {IDEMPOTENCY_HEADER: uuid.uuid4().hex}
+
+
+def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _wait_param(wait: float | None) -> dict[str, float]:
+    return {} if wait is None else {"wait": min(wait, MAX_SERVER_WAIT_S)}
+
+
+# --- requests ------------------------------------------------------------------------------
+
+
+def score_call(
+    rubric: str, item: dict[str, Any], panel: str | None, wait: float | None, version: str | None
+) -> Call:
+    body = _drop_none({"rubric": rubric, "item": item, "panel": panel, "rubric_version": version})
+    return Call("POST", "/v1/scores", _wait_param(wait), json=body, headers=_idempotent())
+
+
+def get_score_call(job_id: str) -> Call:
+    return Call("GET", f"/v1/scores/{job_id}")
+
+
+def batch_call(items: list[Any], rubric: str, panel: str | None) -> Call:
+    body = _drop_none({"rubric": rubric, "panel": panel, "items": items})
+    return Call("POST", "/v1/batches", json=body, headers=_idempotent())
+
+
+def jsonl_call(path: Path, rubric: str, panel: str | None) -> Call:
+    """A JSON Lines file uploaded as it is: the server numbers and rejects its lines."""
+    return Call(
+        "POST",
+        "/v1/batches",
+        _drop_none({"rubric": rubric, "panel": panel}),
+        content=Path(path).read_bytes(),
+        headers={"Content-Type": NDJSON} | _idempotent(),
+    )
+
+
+def batch_status_call(batch_id: str) -> Call:
+    return Call("GET", f"/v1/batches/{batch_id}")
+
+
+def batch_results_call(batch_id: str) -> Call:
+    return Call("GET", f"/v1/batches/{batch_id}/results")
+
+
+def calibrate_call(
+    rubric: str, items: list[Any], panel: str | None, label: str | None, wait: float | None
+) -> Call:
+    body = {"rubric": rubric, "items": items} | _drop_none({"panel": panel, "label": label})
+    return Call("POST", "/v1/calibrations", _wait_param(wait), json=body)
+
+
+def calibration_call(run_id: str) -> Call:
+    return Call("GET", f"/v1/calibrations/{run_id}")
+
+
+def reliability_call(rubric: str) -> Call:
+    return Call("GET", f"/v1/reliability/{rubric}")
+
+
+def plan_call(body: dict[str, Any]) -> Call:
+    return Call("POST", "/v1/calibrations/plan", json=body)
+
+
+def aggregation_call(run_id: str, options: dict[str, Any]) -> Call:
+    return Call("GET", f"/v1/calibrations/{run_id}/aggregation", _drop_none(options))
+
+
+# --- responses -----------------------------------------------------------------------------
+
+
+def raise_for_problem(status: int, body: bytes) -> None:
+    """Raise the typed :class:`~judge.client.errors.ProblemError` of a 4xx or 5xx answer."""
+    if status < 400:
+        return
+    try:
+        problem = json.loads(body)
+    except ValueError:
+        problem = None
+    if not isinstance(problem, dict):
+        problem = {"detail": body.decode("utf-8", "replace")[:500]}
+    raise problem_error(status, problem)
+
+
+def checked(response: httpx.Response) -> Any:
+    """The response's JSON body, or the typed problem raised."""
+    raise_for_problem(response.status_code, response.content)
+    return response.json()
+
+
+def parse_score(data: Any) -> Score:
+    return _SCORE.validate_python(data)
+
+
+def parse_line(text: str) -> ResultLine:
+    return _LINE.validate_json(text)
+
+
+def parse_batch(data: Any) -> BatchView:
+    return BatchView.model_validate(data)
+
+
+def parse_calibration(data: Any) -> CalibrationView:
+    return CalibrationView.model_validate(data)
+
+
+def parse_reliability(data: Any) -> ReliabilityHistory:
+    return ReliabilityHistory.model_validate(data)
+
+
+def batch_done(view: BatchView) -> bool:
+    return view.status == "completed"
+
+
+def calibration_done(view: CalibrationView) -> bool:
+    return view.status in ("completed", "failed")

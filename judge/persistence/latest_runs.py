@@ -1,0 +1,79 @@
+"""The latest completed calibration runs per rubric, read for the run gauges
+(:mod:`judge.services.run_gauges`) from a short-lived engine of their own: the gauges are
+read at scrape time, in a thread with its own event loop, outside any service runtime."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
+from sqlmodel import col
+
+from judge.persistence.database import normalise_url
+from judge.persistence.tables import CalibrationRun
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """What the gauges need of one completed calibration run."""
+
+    rubric: str
+    finished_at: datetime
+    canary: bool
+    report: dict[str, Any]
+
+
+def _aware(moment: datetime) -> datetime:
+    """SQLite returns naive datetimes; they are UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+async def read_latest_runs(database_url: str) -> list[StoredRun]:
+    """The latest completed run per rubric, overall, non-canary and canary (at most three
+    reports per rubric are read), from a short-lived engine of its own."""
+    engine = create_async_engine(normalise_url(database_url), poolclass=NullPool)
+    try:
+        async with engine.connect() as connection:
+            rows = await connection.execute(
+                select(
+                    col(CalibrationRun.id),
+                    col(CalibrationRun.rubric_id),
+                    col(CalibrationRun.canary_id),
+                    col(CalibrationRun.finished_at),
+                ).where(
+                    col(CalibrationRun.status) == "completed",
+                    col(CalibrationRun.finished_at).is_not(None),
+                )
+            )
+            index = [
+                (r.id, r.rubric_id, r.canary_id is not None, _aware(r.finished_at)) for r in rows
+            ]
+            wanted = _wanted(index)
+            reports = await connection.execute(
+                select(col(CalibrationRun.id), col(CalibrationRun.report_json)).where(
+                    col(CalibrationRun.id).in_(wanted)
+                )
+            )
+            texts = {r.id: r.report_json for r in reports}
+    finally:
+        await engine.dispose()
+    return [
+        StoredRun(rubric, finished, canary, json.loads(texts[run_id]))
+        for run_id, rubric, canary, finished in index
+        if texts.get(run_id)
+    ]
+
+
+def _wanted(index: list[tuple[str, str, bool, datetime]]) -> set[str]:
+    best: dict[tuple[str, str], tuple[datetime, str]] = {}
+    for run_id, rubric, canary, finished in index:
+        for kind in ("any", "canary" if canary else "calibration"):
+            key = (rubric, kind)
+            if key not in best or finished > best[key][0]:
+                best[key] = (finished, run_id)
+    return {run_id for _, run_id in best.values()}
