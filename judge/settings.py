@@ -8,8 +8,10 @@ configured panel, so they cannot point the service at arbitrary model endpoints.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
+import socket
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal
@@ -130,6 +132,21 @@ def _check_api_base(url: str | None) -> str | None:
     if any(secret_like(name) or name.lower() == "key" for name, _ in parse_qsl(parts.query)):
         raise ValueError("api_base must not carry a key in its query string; use api_key_env")
     return url
+
+
+def is_loopback(host: str) -> bool:
+    """Is ``host`` (a name or an address) reachable only from this machine?"""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        try:
+            return all(
+                ipaddress.ip_address(a[4][0]).is_loopback for a in socket.getaddrinfo(host, None)
+            )
+        except OSError:
+            return False
 
 
 class JudgeSpec(BaseModel):
@@ -273,6 +290,9 @@ class WorkerSettings(BaseModel):
     cache_enabled: bool = Field(default=True, description="serve identical LLM calls from cache")
     metrics_port: int = Field(default=9808, ge=0, le=65535, description="worker /metrics; 0 = off")
     metrics_host: str = Field(default="127.0.0.1", description="bind address of worker /metrics")
+    max_attempts: int = Field(
+        default=5, ge=1, le=100, description="claims of one job before it fails for good"
+    )
 
 
 class BeatSettings(BaseModel):
@@ -294,13 +314,67 @@ class ModelLimit(BaseModel):
 
 
 class ApiSettings(BaseModel):
+    """The HTTP API: where it listens, who may call it, and the quotas and caps it enforces."""
+
     model_config = ConfigDict(extra="forbid")
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
+    require_keys: bool | None = Field(
+        default=None,
+        description="every non-public route needs an API key; unset: required unless the "
+        "server is bound to (and reached on) a loopback address",
+    )
+    metrics_port: int = Field(
+        default=0, ge=0, le=65535, description="serve /metrics on this port only; 0 = on the API"
+    )
     max_body_bytes: int = Field(default=20_000_000, ge=1_000)
     max_wait_s: float = Field(default=120.0, ge=0)
     max_batch_items: int = Field(default=100_000, ge=1)
+    key_cache_s: float = Field(
+        default=5.0, ge=0, description="an API key lookup is reused this long (revocation lag)"
+    )
+    key_stale_s: float = Field(
+        default=300.0, ge=0, description="while the database is down, known keys still pass"
+    )
+    rate_limit: str = Field(
+        default="20/second;600/minute", description="requests per API key (limits' notation)"
+    )
+    max_queued_per_key: int = Field(default=20_000, ge=1, description="unfinished items per key")
+    max_queue_depth: int = Field(default=200_000, ge=1, description="queued items in total")
+    max_item_chars: int = Field(default=100_000, ge=1, description="text of one item, all turns")
+    max_calibration_items: int = Field(default=5_000, ge=1)
+    max_experts: int = Field(default=20, ge=1, description="distinct experts in one calibration")
+    min_canary_interval_s: float = Field(default=300.0, ge=0)
+    max_waiters: int = Field(default=256, ge=0, description="concurrent ?wait= requests")
+    max_waiters_per_key: int = Field(default=32, ge=0)
+    reliability_page: int = Field(default=50, ge=1, le=1_000, description="runs per page")
+    results_page: int = Field(default=500, ge=1, le=10_000, description="rows per query")
+    idempotency_ttl_s: float = Field(default=86_400.0, gt=0)
+    retry_after_s: int = Field(
+        default=5, ge=1, description="Retry-After of a 503 while a dependency is down"
+    )
+    outbox_interval_s: float = Field(
+        default=1.0, gt=0, description="how often unsent jobs of the outbox are looked for"
+    )
+    outbox_grace_s: float = Field(
+        default=2.0, ge=0, description="an outbox row this old was not sent by its request"
+    )
+
+    def keys_required(self) -> bool:
+        """Fail closed: keys are required unless explicitly not, or the bind is loopback."""
+        return self.require_keys if self.require_keys is not None else not is_loopback(self.host)
+
+    @field_validator("rate_limit")
+    @classmethod
+    def _parses(cls, value: str) -> str:
+        from limits import parse_many
+
+        try:
+            parse_many(value)
+        except ValueError as exc:
+            raise ValueError(f"not a rate limit (e.g. '20/second;600/minute'): {exc}") from None
+        return value
 
 
 class ReliabilityDefaults(BaseModel):

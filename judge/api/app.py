@@ -14,9 +14,10 @@ from typing import Any
 from litestar import Litestar
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
+from litestar.router import Router
 
 from judge import __version__, metrics
-from judge.api.auth import require_scope
+from judge.api.auth import require_key
 from judge.api.calibration_routes import (
     create_calibration,
     get_aggregation_comparison,
@@ -29,12 +30,15 @@ from judge.api.meta_routes import get_rubric, health, list_rubrics, ready
 from judge.api.observability import HttpMetricsMiddleware, metrics_endpoint
 from judge.api.probe_routes import create_probe, get_probe
 from judge.api.problems import handle_exception
+from judge.api.quotas import Quotas
 from judge.api.reliability_routes import create_canary, get_reliability, list_canaries
 from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
 from judge.api.state import ApiState
+from judge.services.outbox import OutboxDispatcher, OutboxDrainer
 from judge.services.run_gauges import RunGaugeCollector
 from judge.services.runner import InProcessRunner, JobWaiter
 from judge.services.runtime import build_runtime
+from judge.services.submissions import KeyCache
 from judge.settings import Settings
 from judge.tracing import configure_tracing, shutdown_tracing
 
@@ -62,7 +66,7 @@ def create_app(settings: Settings) -> Litestar:
                 from judge.services.notify import RedisNotifier
                 from judge.worker.dispatch import CeleryDispatcher
 
-                dispatcher: Any = CeleryDispatcher(settings)
+                dispatcher: Any = OutboxDispatcher(CeleryDispatcher(settings), runtime.jobs)
                 notifier = RedisNotifier(settings.redis_url, waiter)
                 await notifier.start()
                 closers.append(notifier.stop)
@@ -75,8 +79,18 @@ def create_app(settings: Settings) -> Litestar:
                 await runner.start()
                 closers.append(runner.stop)
                 dispatcher, extras, mode = runner, {}, "embedded"
+            drainer = OutboxDrainer(runtime.jobs, dispatcher)
+            await drainer.start()
+            closers.append(drainer.stop)
+            api = settings.api
             app.state.api = ApiState(
-                runtime=runtime, dispatcher=dispatcher, waiter=waiter, mode=mode, extras=extras
+                runtime=runtime,
+                dispatcher=dispatcher,
+                waiter=waiter,
+                mode=mode,
+                keys=KeyCache(runtime.keys, fresh_s=api.key_cache_s, stale_s=api.key_stale_s),
+                quotas=Quotas(api, runtime),
+                extras=extras,
             )
             yield
         finally:
@@ -106,11 +120,12 @@ def create_app(settings: Settings) -> Litestar:
             list_canaries,
             health,
             ready,
-            metrics_endpoint,
+            *([] if settings.api.metrics_port else [metrics_endpoint]),
             swagger_assets(),
         ],
         middleware=[HttpMetricsMiddleware()],
-        guards=[require_scope],
+        # deny by default: a route without opt={"public": True} needs a key (see auth.py)
+        guards=[require_key],
         exception_handlers={Exception: handle_exception},
         lifespan=[lifespan],
         plugins=plugins,
@@ -123,6 +138,8 @@ def create_app(settings: Settings) -> Litestar:
                 "every dimension carries a reliability flag."
             ),
             path="/schema",
+            # the API docs are public, like /health: they describe, they serve no data
+            openapi_router=Router("/schema", route_handlers=[], opt={"public": True}),
             render_plugins=[swagger_plugin(), JsonRenderPlugin()],
         ),
         debug=False,

@@ -1,34 +1,98 @@
-"""Bearer API keys with scopes: ``score``, ``batch`` and ``admin`` (admin implies the others)."""
+"""Fail-closed authentication: every route needs a bearer API key unless it is declared
+public (``opt={"public": True}``: /health, /ready, /metrics, the API docs), or keys are not
+required (``api.require_keys`` off, or unset and the server is bound to and reached on
+loopback). Scopes: ``score``, ``batch``, ``calibrate`` and ``admin`` (admin implies the
+others and reads every key's data).
+
+Key lookups are cached for ``api.key_cache_s`` (a revoked key stops working within that
+time), and a known key keeps working for ``api.key_stale_s`` while the database is down, so
+routes that need only memory (rubrics) stay up during an outage.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
 from judge.api.problems import ProblemError
-from judge.api.state import ApiState
+from judge.settings import ApiSettings, is_loopback
+
+ADMIN = "admin"
 
 
-async def require_scope(
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: an API key, or nobody (``key_id`` None) where keys are not required."""
+
+    key_id: str | None
+    scopes: tuple[str, ...] = ()
+
+    @property
+    def admin(self) -> bool:
+        return ADMIN in self.scopes
+
+    @property
+    def owner(self) -> str | None:
+        """What the caller's new jobs, batches, calibrations and canaries are owned by."""
+        return self.key_id
+
+    def can_read(self, owner: str | None) -> bool:
+        return self.admin or owner == self.key_id
+
+
+ANONYMOUS = Principal(key_id=None)
+
+
+def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+    header = connection.headers.get("authorization", "")
+    return header[7:].strip() if header.lower().startswith("bearer ") else ""
+
+
+def keys_required(settings: ApiSettings, server_host: str) -> bool:
+    """Required when configured so; when unset, unless bound to and reached on loopback
+    (``server_host``: the address the request came in on; an app run by another ASGI server
+    on a public address is reached on a public one, whatever ``api.host`` says)."""
+    if settings.require_keys is not None:
+        return settings.require_keys
+    return settings.keys_required() or not is_loopback(server_host)
+
+
+def _server_host(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+    server = connection.scope.get("server") or ("127.0.0.1", 0)
+    return str(server[0])
+
+
+async def require_key(
     connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
 ) -> None:
-    scope = handler.opt.get("scope")
-    if scope is None:
+    """The app's one guard: deny unless public, or a valid key with the route's scope."""
+    if handler.opt.get("public"):
         return
-    state: ApiState = connection.app.state.api
-    header = connection.headers.get("authorization", "")
-    token = header[7:].strip() if header.lower().startswith("bearer ") else ""
+    state = connection.app.state.api
+    token = bearer_token(connection)
+    if not token and connection.headers.get("authorization"):
+        raise ProblemError(401, "send the API key as 'Authorization: Bearer <key>'")
     if not token:
-        if await state.auth_required():
+        if keys_required(state.runtime.settings.api, _server_host(connection)):
             raise ProblemError(
                 401, "this server requires an API key: send 'Authorization: Bearer <key>'"
             )
+        connection.state.principal = ANONYMOUS
         return
-    key = await state.runtime.keys.authenticate(token)
+    key = await state.keys.authenticate(token)
     if key is None:
         raise ProblemError(401, "the API key is unknown or revoked")
-    if scope not in key.scopes and "admin" not in key.scopes:
+    scope = handler.opt.get("scope")
+    if scope is not None and scope not in key.scopes and ADMIN not in key.scopes:
         raise ProblemError(403, f"the API key {key.prefix}… lacks the {scope!r} scope")
-    connection.state.api_key_id = key.id  # runs record their owner (probe_runs.owner)
+    connection.state.principal = Principal(key_id=key.id, scopes=key.scopes)
+    await state.quotas.check_rate(key.id)
+
+
+def principal(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
+    """The caller, as the guard identified it."""
+    found: Principal = connection.state.get("principal", ANONYMOUS)
+    return found

@@ -59,6 +59,7 @@ async def get_rubric(request: Request[Any, Any, Any], rubric_id: RubricId) -> di
 
 @get(
     "/health",
+    opt={"public": True},
     summary="Liveness: the process answers",
     responses=responses({200: Health}, public=True),
 )
@@ -68,6 +69,7 @@ async def health() -> dict[str, str]:
 
 @get(
     "/ready",
+    opt={"public": True},
     summary="Readiness: the database (and Redis, when configured) answer",
     responses=responses({200: Readiness, 503: Readiness}, public=True),
 )

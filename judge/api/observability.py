@@ -35,7 +35,13 @@ class HttpMetricsMiddleware(ASGIMiddleware):
             metrics.observe_http(method, route, status, time.perf_counter() - started)
 
 
-@get("/metrics", summary="Prometheus metrics", include_in_schema=False, sync_to_thread=True)
+@get(
+    "/metrics",
+    summary="Prometheus metrics",
+    include_in_schema=False,
+    sync_to_thread=True,
+    opt={"public": True},
+)
 def metrics_endpoint() -> Response[Any]:
     """In a thread: the run gauges may read the database (:mod:`judge.services.run_gauges`)."""
     body, content_type = metrics.render_latest()

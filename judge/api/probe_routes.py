@@ -1,16 +1,19 @@
-"""Bias probes over HTTP (admin scope): start one, read its progress and report."""
+"""Bias probes over HTTP (``calibrate`` scope, like calibrations): start one, read its progress
+and report; a probe belongs to the key that started it (another key gets 404; admin reads all)."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Any, Literal
 
 from litestar import Request, Response, get, post
 from litestar.params import JSONBody, Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
+from judge.api.auth import principal
 from judge.api.problems import ProblemError
 from judge.api.routes import PANEL_MAX, RUBRIC_ID_MAX, JobId
-from judge.api.state import ApiState, api_state
+from judge.api.state import api_state
 from judge.services.probes import (
     DEFAULT_FILLER_WORDS,
     DEFAULT_PERMUTATIONS,
@@ -35,36 +38,45 @@ class ProbeRequest(BaseModel):
     permutations: int = Field(default=DEFAULT_PERMUTATIONS, ge=1, le=10)
 
 
-async def _view(state: ApiState, run_id: str) -> dict[str, Any]:
+async def _view(request: Request[Any, Any, Any], run_id: str) -> dict[str, Any]:
+    """404 unless the probe exists and the caller may read it."""
+    state = api_state(request)
     try:
+        if not principal(request).can_read(await state.runtime.probes.owner_of(run_id)):
+            raise ProbeNotFound(run_id)
         return await state.runtime.probes.view(run_id)
     except ProbeNotFound as exc:
         raise ProblemError(404, exc.message, field="id") from None
 
 
-@post("/v1/probes", opt={"scope": "admin"}, status_code=202, summary="Start a bias probe")
+@post("/v1/probes", opt={"scope": "calibrate"}, status_code=202, summary="Start a bias probe")
 async def create_probe(
     request: Request[Any, Any, Any],
     data: JSONBody[ProbeRequest],
     wait: Annotated[float | None, Parameter(ge=0)] = None,
 ) -> Response[dict[str, Any]]:
     state = api_state(request)
-    run, job_ids = await state.runtime.probes.submit(
-        rubric_id=data.rubric,
-        panel_name=data.panel,
-        kind=data.kind,
-        items=data.items,
-        options=ProbeOptions(data.filler_words, data.tolerance, data.permutations),
-        owner=getattr(request.state, "api_key_id", None),
-    )
-    await state.dispatcher.dispatch(job_ids)
-    if wait:
-        await state.waiter.wait(job_ids, min(wait, state.runtime.settings.api.max_wait_s))
-    view = await _view(state, run.id)
+    who = principal(request)
+    timeout = min(wait or 0.0, state.runtime.settings.api.max_wait_s)
+    waiting = state.quotas.waiter(who.owner) if timeout > 0 else contextlib.nullcontext()
+    async with waiting:
+        await state.quotas.check_queue(who.owner, len(data.items))
+        run, job_ids = await state.runtime.probes.submit(
+            rubric_id=data.rubric,
+            panel_name=data.panel,
+            kind=data.kind,
+            items=data.items,
+            options=ProbeOptions(data.filler_words, data.tolerance, data.permutations),
+            owner=who.owner,
+        )
+        await state.dispatcher.dispatch(job_ids)
+        if timeout > 0:
+            await state.waiter.wait(job_ids, timeout)
+    view = await _view(request, run.id)
     status = 200 if view["status"] == "completed" else 202
     return Response(view, status_code=status, headers={"Location": f"/v1/probes/{run.id}"})
 
 
-@get("/v1/probes/{run_id:str}", opt={"scope": "admin"}, summary="A bias probe and its report")
+@get("/v1/probes/{run_id:str}", opt={"scope": "calibrate"}, summary="A bias probe and its report")
 async def get_probe(request: Request[Any, Any, Any], run_id: JobId) -> dict[str, Any]:
-    return await _view(api_state(request), run_id)
+    return await _view(request, run_id)

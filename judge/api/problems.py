@@ -85,9 +85,12 @@ def problem(
     }
     if field is not None:
         body["field"] = field
+    retry_after = extra.pop("retry_after", None)
     body.update(extra)
     body["request_id"] = rid
     headers = {REQUEST_ID_HEADER: rid}
+    if retry_after is not None:
+        headers["Retry-After"] = str(retry_after)
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
     if status >= 500 or status == 413:
@@ -116,6 +119,12 @@ def _validation_field(exc: ValidationException) -> tuple[str | None, str]:
     return None, str(exc.detail)
 
 
+def _retry_after(request: Request[Any, Any, Any]) -> int:
+    """Seconds a caller should wait before retrying while a dependency is down."""
+    state = getattr(request.app.state, "api", None)
+    return state.runtime.settings.api.retry_after_s if state is not None else 5
+
+
 def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     if is_unavailable(exc) or isinstance(exc, ConnectionError):
         log.error(
@@ -126,7 +135,10 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
             exc,
         )
         return problem(
-            request, 503, "unavailable: the database or the job queue does not answer; retry"
+            request,
+            503,
+            "unavailable: the database or the job queue does not answer; retry",
+            retry_after=_retry_after(request),
         )
     if isinstance(exc, RecursionError):
         # only reading the body recurses (msgspec, pydantic): every walk of ours is iterative

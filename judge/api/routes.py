@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -11,6 +12,9 @@ from litestar.params import JSONBody, Parameter
 from litestar.response import Stream
 from pydantic import BaseModel, ConfigDict, Field
 
+from judge.api.auth import Principal, principal
+from judge.api.idempotency import HEADER as IDEMPOTENCY_KEY
+from judge.api.idempotency import digest, submit_once
 from judge.api.openapi_bodies import BatchOperation
 from judge.api.problems import ProblemError
 from judge.api.schemas import responses
@@ -26,6 +30,7 @@ from judge.domain.wire import (
 )
 from judge.persistence import jobs as repo
 from judge.services.jobs import Rejection, job_view
+from judge.services.submissions import Submission
 
 #: ids the service hands out (uuid4 hex); any other path id is refused before a query
 ID_PATTERN = r"^[0-9a-f]{32}$"
@@ -63,12 +68,19 @@ def _wait_limit(state: ApiState, wait: float | None) -> float:
     return min(wait, state.runtime.settings.api.max_wait_s)
 
 
+IDEMPOTENCY_DOC = (
+    f"Send an `{IDEMPOTENCY_KEY}` header (any 1-255 visible ASCII characters) to make a "
+    "retry safe: the same key with the same request returns the first submission (for 24 h)."
+)
+
+
 @post(
     "/v1/scores",
     opt={"scope": "score"},
     status_code=200,
     summary="Score one item",
-    responses=responses({200: CompletedScore | JobStatus, 202: JobStatus}, 404, 413),
+    description=IDEMPOTENCY_DOC,
+    responses=responses({200: CompletedScore | JobStatus, 202: JobStatus}, 404, 413, 429),
 )
 async def create_score(
     request: Request[Any, Any, Any],
@@ -78,18 +90,31 @@ async def create_score(
     ] = None,
 ) -> Response[dict[str, Any]]:
     state = api_state(request)
-    job = await state.runtime.jobs.submit_score(
-        rubric_id=data.rubric,
-        raw_item=data.item,
-        panel_name=data.panel,
-        version=data.rubric_version,
-    )
-    await state.dispatcher.dispatch([job.id])
+    who = principal(request)
     timeout = _wait_limit(state, wait)
-    if timeout > 0:
-        await state.waiter.wait([job.id], timeout)
-        refreshed = await state.runtime.jobs.get_job(job.id)
-        job = refreshed or job
+
+    async def submit(record: Submission | None) -> str:
+        await state.quotas.check_queue(who.owner, 1)
+        job = await state.runtime.jobs.submit_score(
+            rubric_id=data.rubric,
+            raw_item=data.item,
+            panel_name=data.panel,
+            version=data.rubric_version,
+            owner=who.owner,
+            idempotency=record,
+        )
+        await state.dispatcher.dispatch([job.id])
+        return job.id
+
+    waiting = state.quotas.waiter(who.owner) if timeout > 0 else contextlib.nullcontext()
+    async with waiting:
+        request_digest = digest(await request.body())  # the body as sent (already read)
+        job_id, _ = await submit_once(state, request, "scores", request_digest, submit)
+        if timeout > 0:
+            await state.waiter.wait([job_id], timeout)
+        job = await state.runtime.jobs.get_job(job_id)
+    if job is None:  # only if the database lost it
+        raise ProblemError(404, f"no score with id {job_id!r}", field="id")
     location = f"/v1/scores/{job.id}"
     finished = job.status in (repo.COMPLETED, repo.FAILED)
     return Response(
@@ -105,7 +130,7 @@ async def create_score(
 )
 async def get_score(request: Request[Any, Any, Any], job_id: JobId) -> dict[str, Any]:
     job = await api_state(request).runtime.jobs.get_job(job_id)
-    if job is None:
+    if job is None or not principal(request).can_read(job.owner_key_id):
         raise ProblemError(404, f"no score with id {job_id!r}", field="id")
     return job_view(job)
 
@@ -149,9 +174,9 @@ def _parse_jsonl(body: bytes) -> list[tuple[int, Any]]:
     description=(
         'Body: `{"rubric", "panel"?, "items": [...]}` as JSON, or one item per line '
         "with `Content-Type: application/x-ndjson` and `?rubric=ID`. A line or item that "
-        "cannot be scored is rejected with its line number; the rest is scored."
+        "cannot be scored is rejected with its line number; the rest is scored. " + IDEMPOTENCY_DOC
     ),
-    responses=responses({202: BatchView}, 404, 413),
+    responses=responses({202: BatchView}, 404, 413, 429),
     operation_class=BatchOperation,
 )
 async def create_batch(
@@ -179,14 +204,26 @@ async def create_batch(
         raise ProblemError(413, f"a batch holds at most {limit} items; got {len(lines)}")
     if not lines:
         raise ProblemError(422, "the batch has no items", field="items")
-    batch, job_ids = await state.runtime.jobs.submit_batch(
-        rubric_id=rubric_id, panel_name=panel_name, lines=lines
-    )
-    await state.dispatcher.dispatch(job_ids)
+    who = principal(request)
+
+    async def submit(record: Submission | None) -> str:
+        await state.quotas.check_queue(who.owner, len(lines))
+        batch, job_ids = await state.runtime.jobs.submit_batch(
+            rubric_id=rubric_id,
+            panel_name=panel_name,
+            lines=lines,
+            owner=who.owner,
+            idempotency=record,
+        )
+        await state.dispatcher.dispatch(job_ids)
+        return batch.id
+
+    request_digest = digest(content_type, rubric_id, panel_name, body)
+    batch_id, _ = await submit_once(state, request, "batches", request_digest, submit)
     return Response(
-        await _batch_view(state, batch.id),
+        await _batch_view(state, batch_id, who),
         status_code=202,
-        headers={"Location": f"/v1/batches/{batch.id}"},
+        headers={"Location": f"/v1/batches/{batch_id}"},
     )
 
 
@@ -201,10 +238,10 @@ def _body_problem(exc: ValueError) -> ProblemError:
     return ProblemError(422, str(exc), field="body")
 
 
-async def _batch_view(state: ApiState, batch_id: str) -> dict[str, Any]:
+async def _batch_view(state: ApiState, batch_id: str, who: Principal) -> dict[str, Any]:
     async with state.runtime.database.session() as session:
         batch = await repo.get_batch(session, batch_id)
-        if batch is None:
+        if batch is None or not who.can_read(batch.owner_key_id):
             raise ProblemError(404, f"no batch with id {batch_id!r}", field="id")
         progress = await repo.batch_progress(session, batch)
     return {
@@ -235,7 +272,7 @@ async def _batch_view(state: ApiState, batch_id: str) -> dict[str, Any]:
     responses=responses({200: BatchView}, 404),
 )
 async def get_batch(request: Request[Any, Any, Any], batch_id: JobId) -> dict[str, Any]:
-    return await _batch_view(api_state(request), batch_id)
+    return await _batch_view(api_state(request), batch_id, principal(request))
 
 
 @get(
@@ -247,16 +284,25 @@ async def get_batch(request: Request[Any, Any, Any], batch_id: JobId) -> dict[st
 )
 async def get_batch_results(request: Request[Any, Any, Any], batch_id: JobId) -> Stream:
     state = api_state(request)
-    await _batch_view(state, batch_id)  # 404 for an unknown batch
+    await _batch_view(state, batch_id, principal(request))  # 404 for another key's batch
+    page = state.runtime.settings.api.results_page
 
     async def lines() -> AsyncIterator[bytes]:
-        async with state.runtime.database.session() as session:
-            async for job in repo.iter_batch_jobs(session, batch_id):
+        after = -1
+        while True:
+            # a session per page, released before the page is sent: a slow reader holds
+            # no database connection
+            async with state.runtime.database.session() as session:
+                jobs = await repo.batch_jobs_page(session, batch_id, after=after, limit=page)
+            if not jobs:
+                return
+            for job in jobs:
                 view = job_view(job)
                 view["line"] = job.position
                 view["batch_id"] = batch_id
                 # ASCII-escaped: no raw U+2028/U+2029/U+0085 that line splitters
                 # (str.splitlines, httpx's iter_lines) would take for line breaks
                 yield (json.dumps(view) + "\n").encode()
+            after = jobs[-1].position if jobs[-1].position is not None else after + page
 
     return Stream(lines(), media_type=NDJSON)

@@ -47,9 +47,10 @@ async def _dispatcher(
     settings: Settings, runtime: ServiceRuntime
 ) -> Callable[[Sequence[str]], Awaitable[None]]:
     if settings.redis_url:
+        from judge.services.outbox import OutboxDispatcher
         from judge.worker.dispatch import CeleryDispatcher
 
-        return CeleryDispatcher(settings).dispatch
+        return OutboxDispatcher(CeleryDispatcher(settings), runtime.jobs).dispatch
 
     return runtime.jobs.run_all
 

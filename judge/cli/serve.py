@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import ipaddress
-import socket
 
 import click
 
@@ -13,21 +11,7 @@ from judge.errors import JudgeError
 from judge.persistence.database import Database, safe_url
 from judge.persistence.keys import KeyStore
 from judge.services.panels import check_credentials
-from judge.settings import Settings, load_settings
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        try:
-            return all(
-                ipaddress.ip_address(a[4][0]).is_loopback for a in socket.getaddrinfo(host, None)
-            )
-        except OSError:
-            return False
+from judge.settings import Settings, is_loopback, load_settings
 
 
 def _configure_metrics(settings: Settings) -> None:
@@ -71,10 +55,17 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", str(exc)))
         return
-    if active_keys == 0 and not is_loopback(host):
+    settings.api.host = host  # the app enforces keys from the address it is bound to
+    required = settings.api.keys_required()
+    if not required and not is_loopback(host):
         fail(
-            f"refusing to bind {host}: no API keys exist, so anyone who can reach this address "
-            "could use the service. Create one with `judge keys create NAME` or bind 127.0.0.1."
+            f"refusing to bind {host} with api.require_keys off: anyone who can reach this "
+            "address could use the service. Unset JUDGE_API__REQUIRE_KEYS or bind 127.0.0.1."
+        )
+    if required and active_keys == 0 and not is_loopback(host):
+        fail(
+            f"refusing to bind {host}: API keys are required there and none exist, so every "
+            "request would be refused. Create one with `judge keys create NAME`."
         )
     mode = (
         f"Celery workers via {safe_url(settings.redis_url)}"
@@ -82,14 +73,17 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
         else "in-process jobs"
     )
     auth = (
-        f"{active_keys} active API key(s) required"
-        if active_keys
-        else "no API keys (loopback only)"
+        f"API keys required ({active_keys} active)" if required else "no API key needed on loopback"
     )
     click.echo(
         f"empathy-judge on http://{host}:{port} ({mode}; {auth}; "
         f"database {safe_url(settings.database_url)})"
     )
+    if settings.api.metrics_port:
+        from judge import metrics
+
+        metrics.serve_metrics(settings.api.metrics_port, addr=host)
+        click.echo(f"metrics on http://{host}:{settings.api.metrics_port}/metrics")
     click.echo(
         f"API docs: http://{host}:{port}/schema/swagger  (OpenAPI JSON: /schema/openapi.json)"
     )

@@ -3,12 +3,19 @@
 Only complete, successful replies are cached (not one cut at the token limit). A cached
 reply costs nothing and is marked ``cached`` so usage reports count it as a cache hit, not
 as an LLM call.
+
+The cache is partitioned by tenant (the API key that owns the job, set with
+:func:`cache_partition` around the scoring): a hit, reported in ``usage.cache_hits`` and
+visible as a faster answer, must never reveal that another key scored the same text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Protocol
 
 from judge.domain.cached_reply import CachedReply
@@ -21,6 +28,20 @@ class CallCache(Protocol):
     async def put(self, key: str, model: str, reply: CachedReply) -> None: ...
 
 
+#: the tenant whose calls are being made (None: no key, the keyless loopback mode); a
+#: context variable, so the panel's concurrent judge calls inherit it
+_PARTITION: ContextVar[str | None] = ContextVar("judge_cache_partition", default=None)
+
+
+@contextlib.contextmanager
+def cache_partition(owner: str | None) -> Iterator[None]:
+    token = _PARTITION.set(owner)
+    try:
+        yield
+    finally:
+        _PARTITION.reset(token)
+
+
 def cache_key(request: ChatRequest) -> str:
     payload: list[object] = [
         request.model,
@@ -30,6 +51,9 @@ def cache_key(request: ChatRequest) -> str:
     ]
     if request.sample:  # sample 0 keeps the key it had before samples existed
         payload.append({"sample": request.sample})
+    owner = _PARTITION.get()
+    if owner is not None:  # keyless entries keep the key they had before partitioning
+        payload.append({"owner": owner})
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

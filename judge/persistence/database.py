@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import asyncpg  # type: ignore[import-untyped]
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -48,16 +49,35 @@ class DatabaseUnavailable(JudgeError):
     pass
 
 
+#: asyncpg's errors for a server that is gone, going or not yet back (a restart), and for a
+#: connection left unusable by one (it reaches SQLAlchemy as a plain DBAPIError)
+_PG_GONE = (
+    asyncpg.exceptions.PostgresConnectionError,  # CannotConnectNowError: starting up
+    asyncpg.exceptions.OperatorInterventionError,  # AdminShutdown: shutting down
+    asyncpg.exceptions.InterfaceError,  # ConnectionDoesNotExistError, closed mid-operation
+    asyncpg.exceptions.InternalClientError,  # "another operation is in progress"
+)
+
+
 def is_unavailable(exc: BaseException) -> bool:
-    """A failure of the database itself (unreachable, connection lost, locked, timed out), as
-    opposed to a statement or a value it refuses."""
+    """A failure of the database itself (unreachable, connection lost, restarting, locked,
+    timed out), as opposed to a statement or a value it refuses."""
     if isinstance(exc, DatabaseUnavailable | DatabaseNotMigrated):
         return True
     if isinstance(exc, OperationalError | InterfaceError | DisconnectionError | OSError):
         return True
     if isinstance(exc, TimeoutError):
         return True
-    return isinstance(exc, DBAPIError) and exc.connection_invalidated
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    seen: BaseException | None = exc
+    for _ in range(8):  # the driver's own error, under SQLAlchemy's and the adapter's
+        if seen is None:
+            return False
+        if isinstance(seen, _PG_GONE):
+            return True
+        seen = getattr(seen, "orig", None) or seen.__cause__
+    return False
 
 
 def safe_url(url: str) -> str:

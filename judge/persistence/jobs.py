@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import SQLModel, col
 
 from judge.domain.result import CallRecord
 from judge.persistence.database import Database, DatabaseUnavailable, is_unavailable
-from judge.persistence.tables import Batch, Judgment, ScoreJob, utcnow
+from judge.persistence.tables import Batch, JobOutbox, Judgment, ScoreJob, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,9 @@ async def _try_insert(
             session.add_all(list(rows))
             await session.flush()
             if commit:
+                # the outbox, in the same transaction: a crash before the jobs are sent
+                # leaves them there for the drainer (services/outbox.py)
+                session.add_all(JobOutbox(job_id=r.id) for r in rows if isinstance(r, ScoreJob))
                 await session.commit()
             else:
                 await session.rollback()
@@ -146,18 +149,36 @@ async def get_batch(session: AsyncSession, batch_id: str) -> Batch | None:
     return await session.get(Batch, batch_id)
 
 
-async def claim_job(session: AsyncSession, job_id: str, *, lease_s: float) -> bool:
-    """Take a job for running: only if it is queued, or running under an expired lease."""
+CLAIMED, BUSY, EXHAUSTED = "claimed", "busy", "exhausted"
+#: a job's error once its claims ran out (each one a run that crashed or was lost)
+TOO_MANY_ATTEMPTS = (
+    "too_many_attempts: {n} runs of this item were lost or crashed (e.g. a worker died on it); "
+    "it is not retried again"
+)
+
+
+def _claimable(job_id: str, now: datetime) -> Any:
+    return and_(
+        col(ScoreJob.id) == job_id,
+        or_(
+            col(ScoreJob.status) == QUEUED,
+            and_(col(ScoreJob.status) == RUNNING, col(ScoreJob.lease_until) < now),
+        ),
+    )
+
+
+async def claim_job(
+    session: AsyncSession, job_id: str, *, lease_s: float, max_attempts: int
+) -> str:
+    """Take a job for running: only if it is queued, or running under an expired lease.
+
+    :data:`CLAIMED`; :data:`BUSY` (finished, or someone else's lease holds); or
+    :data:`EXHAUSTED`: it was claimed ``max_attempts`` times already, so it is now failed (a
+    poison item that kills its worker is not redelivered forever)."""
     now = utcnow()
     result = await session.execute(
         update(ScoreJob)
-        .where(
-            col(ScoreJob.id) == job_id,
-            or_(
-                col(ScoreJob.status) == QUEUED,
-                and_(col(ScoreJob.status) == RUNNING, col(ScoreJob.lease_until) < now),
-            ),
-        )
+        .where(_claimable(job_id, now), col(ScoreJob.attempts) < max_attempts)
         .values(
             status=RUNNING,
             attempts=col(ScoreJob.attempts) + 1,
@@ -165,8 +186,21 @@ async def claim_job(session: AsyncSession, job_id: str, *, lease_s: float) -> bo
             lease_until=now + timedelta(seconds=lease_s),
         )
     )
+    if getattr(result, "rowcount", 0):
+        await session.commit()
+        return CLAIMED
+    failed = await session.execute(
+        update(ScoreJob)
+        .where(_claimable(job_id, now), col(ScoreJob.attempts) >= max_attempts)
+        .values(
+            status=FAILED,
+            error=TOO_MANY_ATTEMPTS.format(n=max_attempts),
+            finished_at=now,
+            lease_until=None,
+        )
+    )
     await session.commit()
-    return bool(getattr(result, "rowcount", 0))
+    return EXHAUSTED if getattr(failed, "rowcount", 0) else BUSY
 
 
 async def renew_lease(session: AsyncSession, job_id: str, *, lease_s: float) -> None:
@@ -229,11 +263,11 @@ async def finish_job(
     return True
 
 
-async def release_job(session: AsyncSession, job_id: str) -> None:
-    """Return a running job to the queue (its run raised); a retry can claim it at once."""
+async def release_jobs(session: AsyncSession, job_ids: Sequence[str]) -> None:
+    """Return running jobs to the queue (their runs raised); a retry can claim them at once."""
     await session.execute(
         update(ScoreJob)
-        .where(col(ScoreJob.id) == job_id, col(ScoreJob.status) == RUNNING)
+        .where(col(ScoreJob.id).in_(list(job_ids)), col(ScoreJob.status) == RUNNING)
         .values(status=QUEUED, lease_until=None)
     )
     await session.commit()
@@ -275,19 +309,26 @@ async def batch_progress(session: AsyncSession, batch: Batch) -> BatchProgress:
     )
 
 
+async def batch_jobs_page(
+    session: AsyncSession, batch_id: str, *, after: int, limit: int
+) -> list[ScoreJob]:
+    """Up to ``limit`` jobs of a batch after position ``after``, in submission order."""
+    result = await session.execute(
+        select(ScoreJob)
+        .where(col(ScoreJob.batch_id) == batch_id, col(ScoreJob.position) > after)
+        .order_by(col(ScoreJob.position))
+        .limit(limit)
+    )
+    return list(result.scalars().all())
+
+
 async def iter_batch_jobs(
     session: AsyncSession, batch_id: str, *, page: int = 500
 ) -> AsyncIterator[ScoreJob]:
     """Jobs of a batch in submission order, fetched page by page."""
     last = -1
     while True:
-        result = await session.execute(
-            select(ScoreJob)
-            .where(col(ScoreJob.batch_id) == batch_id, col(ScoreJob.position) > last)
-            .order_by(col(ScoreJob.position))
-            .limit(page)
-        )
-        jobs = list(result.scalars().all())
+        jobs = await batch_jobs_page(session, batch_id, after=last, limit=page)
         if not jobs:
             return
         for job in jobs:
@@ -332,11 +373,44 @@ async def unfinished_jobs(session: AsyncSession, *, expire_leases: bool) -> list
     return list(result.scalars().all())
 
 
+async def count_unfinished(session: AsyncSession, owner: str | None) -> int:
+    """Queued and running jobs of one owner (None: those created without a key)."""
+    owned = (
+        col(ScoreJob.owner_key_id).is_(None)
+        if owner is None
+        else col(ScoreJob.owner_key_id) == owner
+    )
+    result = await session.execute(
+        select(func.count())
+        .select_from(ScoreJob)
+        .where(owned, col(ScoreJob.status).in_([QUEUED, RUNNING]))
+    )
+    return int(result.scalar_one())
+
+
 async def count_queued(session: AsyncSession) -> int:
     result = await session.execute(
         select(func.count()).select_from(ScoreJob).where(col(ScoreJob.status) == QUEUED)
     )
     return int(result.scalar_one())
+
+
+async def outbox_pending(session: AsyncSession, *, before: datetime, limit: int) -> list[str]:
+    """Job ids of outbox rows written before ``before`` (their request did not send them)."""
+    result = await session.execute(
+        select(col(JobOutbox.job_id))
+        .where(col(JobOutbox.created_at) < before)
+        .order_by(col(JobOutbox.created_at))
+        .limit(limit)
+    )
+    return list(result.scalars().all())
+
+
+async def outbox_sent(session: AsyncSession, job_ids: Sequence[str]) -> None:
+    for start in range(0, len(job_ids), 500):
+        chunk = list(job_ids[start : start + 500])
+        await session.execute(delete(JobOutbox).where(col(JobOutbox.job_id).in_(chunk)))
+    await session.commit()
 
 
 async def mark_enqueued(session: AsyncSession, job_ids: Sequence[str]) -> None:

@@ -14,7 +14,7 @@ from judge.persistence.database import Database
 from judge.persistence.tables import ApiKey, utcnow
 
 KEY_PREFIX = "ej_"
-SCOPES = ("score", "batch", "admin")
+SCOPES = ("score", "batch", "calibrate", "admin")
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,9 @@ class Batch(SQLModel, table=True):
     rubric_hash: str = Field(max_length=80)
     panel_name: str = Field(max_length=100)
     kind: str = Field(default="batch", max_length=16, description="batch or calibration")
+    owner_key_id: str | None = Field(
+        default=None, max_length=32, index=True, description="the API key that created it"
+    )
     total: int = 0
     rejected: int = 0
     rejections_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
@@ -39,6 +42,7 @@ class ScoreJob(SQLModel, table=True):
     __table_args__ = (
         Index("ix_score_jobs_batch_status", "batch_id", "status"),
         Index("ix_score_jobs_status_enqueued", "status", "enqueued_at"),
+        Index("ix_score_jobs_owner_status", "owner_key_id", "status"),
     )
 
     id: str = Field(primary_key=True, max_length=32)
@@ -51,6 +55,7 @@ class ScoreJob(SQLModel, table=True):
     panel_name: str = Field(max_length=100)
     panel_signature: str = Field(sa_column=Column(Text, nullable=False))
     item_json: str = Field(sa_column=Column(Text, nullable=False))
+    owner_key_id: str | None = Field(default=None, max_length=32)
     status: str = Field(default="queued", max_length=16)
     attempts: int = 0
     use_cache: bool = True
@@ -126,6 +131,9 @@ class Canary(SQLModel, table=True):
     panel_name: str = Field(max_length=100)
     baseline_run_id: str = Field(max_length=32)
     interval_s: float
+    owner_key_id: str | None = Field(
+        default=None, max_length=32, index=True, description="the API key that created it"
+    )
     enabled: bool = True
     created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
     last_run_at: datetime | None = Field(default=None, sa_column=_ts())
@@ -152,6 +160,9 @@ class CalibrationRun(SQLModel, table=True):
     label: str | None = Field(default=None, max_length=200)
     batch_id: str | None = Field(default=None, foreign_key="batches.id", max_length=32)
     canary_id: str | None = Field(default=None, foreign_key="canaries.id", max_length=32)
+    owner_key_id: str | None = Field(
+        default=None, max_length=32, index=True, description="the API key that created it"
+    )
     n_items: int = 0
     simulated: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default=false())
@@ -193,3 +204,32 @@ class ProbeRun(SQLModel, table=True):
     report_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
     finished_at: datetime | None = Field(default=None, sa_column=_ts())
+
+
+class JobOutbox(SQLModel, table=True):
+    """Jobs committed but maybe not yet handed to the queue: written in the transaction that
+    creates them, deleted once sent; a drainer re-sends rows left by a crashed request."""
+
+    __tablename__ = "job_outbox"
+
+    job_id: str = Field(primary_key=True, max_length=32)
+    created_at: datetime = Field(
+        default_factory=utcnow,
+        sa_column=Column(DateTime(timezone=True), nullable=False, index=True),
+    )
+
+
+class IdempotencyRecord(SQLModel, table=True):
+    """What a POST carrying an ``Idempotency-Key`` created, so a retry returns it again."""
+
+    __tablename__ = "idempotency_keys"
+
+    id: str = Field(primary_key=True, max_length=64, description="sha256 of owner, route, key")
+    owner_key_id: str | None = Field(default=None, max_length=32)
+    route: str = Field(max_length=32)
+    request_hash: str = Field(max_length=64)
+    resource_id: str = Field(max_length=32)
+    created_at: datetime = Field(
+        default_factory=utcnow,
+        sa_column=Column(DateTime(timezone=True), nullable=False, index=True),
+    )

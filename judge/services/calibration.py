@@ -12,11 +12,13 @@ report at the same moment; only the first update stores it (the status guard). I
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sqlalchemy import select, update
 from sqlmodel import col
@@ -44,6 +46,10 @@ class LabelledItem(BaseModel):
     id: StoredId | None = None
     item: dict[str, Any]
     labels: dict[str, dict[str, Any]] = Field(min_length=1, description="expert -> dim -> value")
+
+
+class CalibrationTooLarge(JudgeError):
+    pass
 
 
 class CalibrationNotFound(JudgeError):
@@ -113,14 +119,19 @@ class CalibrationService:
         label: str | None = None,
         use_cache: bool = True,
         canary_id: str | None = None,
+        owner: str | None = None,
     ) -> tuple[CalibrationRun, list[str]]:
         """Validate every item and label (any problem rejects the run), then persist it."""
-        from judge.services.scoring import validate_for_rubric
-
         rubric = self.jobs.rubric(rubric_id)
         panel = self.jobs.panel(panel_name)
         if not items:
             raise ItemInvalid("items", "a calibration needs at least one labelled item")
+        cap = self.jobs.settings.api
+        if len(items) > cap.max_calibration_items:
+            raise CalibrationTooLarge(
+                f"a calibration holds at most {cap.max_calibration_items} items; got {len(items)}"
+            )
+        experts: set[str] = set()
         labelled: list[tuple[LabelledItem, dict[str, dict[str, Any]]]] = []
         for n, raw in enumerate(items):
             prefix = f"items[{n}]"
@@ -130,7 +141,12 @@ class CalibrationService:
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])
                 raise ItemInvalid(f"{prefix}.{where}" if where else prefix, first["msg"]) from None
-            item = validate_for_rubric(entry.item, rubric, field_prefix=f"{prefix}.item")
+            item = self.jobs.validate(entry.item, rubric, f"{prefix}.item")
+            experts.update(entry.labels)
+            if len(experts) > cap.max_experts:
+                raise ItemInvalid(
+                    f"{prefix}.labels", f"a calibration has at most {cap.max_experts} experts"
+                )
             participants = tuple(p.id for p in item.clients)
             labelled.append((entry, normalise_labels(rubric, entry.labels, prefix, participants)))
         batch = Batch(
@@ -141,6 +157,7 @@ class CalibrationService:
             panel_name=panel.name,
             kind=CALIBRATION,
             total=len(labelled),
+            owner_key_id=owner,
         )
         run = CalibrationRun(
             id=new_id(),
@@ -153,6 +170,7 @@ class CalibrationService:
             label=label,
             batch_id=batch.id,
             canary_id=canary_id,
+            owner_key_id=owner,
             n_items=len(labelled),
             simulated=panel.includes_simulator,
             labels_json=json.dumps([labels for _, labels in labelled], ensure_ascii=False),
@@ -170,6 +188,7 @@ class CalibrationService:
                 panel_signature=panel.signature(),
                 item_json=json.dumps(entry.item, ensure_ascii=False),
                 use_cache=use_cache,
+                owner_key_id=owner,
             )
             for n, (entry, _) in enumerate(labelled)
         ]
@@ -235,13 +254,17 @@ class CalibrationService:
         panel = self.jobs.panel(run.panel_name)
         judges = [t.model for t in panel.judges]
         items = scored_items(run, jobs)
-        report = calibration_report(
-            rubric,
-            items,
-            judges,
-            run.id,
-            policy=self.jobs.scorer.policy(rubric),
-            simulated=run.simulated,
+        # bootstrap CIs take seconds on large runs: off the event loop (an API serves on it)
+        report = await anyio.to_thread.run_sync(
+            functools.partial(
+                calibration_report,
+                rubric,
+                items,
+                judges,
+                run.id,
+                policy=self.jobs.scorer.policy(rubric),
+                simulated=run.simulated,
+            )
         )
         report["panel"] = {"name": run.panel_name, "judges": judges}
         report["stability"] = intra_judge_stability(rubric, items)
@@ -288,7 +311,16 @@ class CalibrationService:
             label=label,
             use_cache=False,
             canary_id=canary_id,
+            owner=run.owner_key_id,
         )
+
+    async def owner_of(self, run_id: str) -> str | None:
+        """The key that started the run; :class:`CalibrationNotFound` when there is none."""
+        async with self.jobs.database.session() as session:
+            run = await session.get(CalibrationRun, run_id)
+        if run is None:
+            raise CalibrationNotFound(run_id)
+        return run.owner_key_id
 
     async def view(self, run_id: str) -> dict[str, Any]:
         run = await self.finalize(run_id)

@@ -3,10 +3,13 @@ aggregation on a run's items (cross-validated), and plan further expert labellin
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import anyio.to_thread
 
 from judge.errors import ItemInvalid, JudgeError
 from judge.persistence import jobs as repo
@@ -52,24 +55,30 @@ class CalibrationInsights:
         rubric = jobs.rubric(run.rubric_id, run.rubric_version)
         tolerance = jobs.scorer.policy(rubric).tolerance
         end_to_end = [it for it in items if not it.given]
-        dims: dict[str, Any] = {}
-        for dim in rubric.dimensions:
-            if metric_name(dim) is None:
-                continue
-            _, labelled, gold = labelled_with_consensus(dim, end_to_end)
-            if labelled:
-                stored = report["dimensions"].get(dim.id, {}).get("aggregation") or {}
-                dims[dim.id] = compare_aggregation(
-                    dim,
-                    labelled,
-                    gold,
-                    judges,
-                    tolerance,
-                    folds=folds,
-                    repeats=repeats,
-                    seed=seed,
-                    resamples=resamples,
-                ) | {"auto": stored.get("auto")}  # decided when the run was stored
+
+        def compare_all() -> dict[str, Any]:
+            dims: dict[str, Any] = {}
+            for dim in rubric.dimensions:
+                if metric_name(dim) is None:
+                    continue
+                _, labelled, gold = labelled_with_consensus(dim, end_to_end)
+                if labelled:
+                    stored = report["dimensions"].get(dim.id, {}).get("aggregation") or {}
+                    dims[dim.id] = compare_aggregation(
+                        dim,
+                        labelled,
+                        gold,
+                        judges,
+                        tolerance,
+                        folds=folds,
+                        repeats=repeats,
+                        seed=seed,
+                        resamples=resamples,
+                    ) | {"auto": stored.get("auto")}  # decided when the run was stored
+            return dims
+
+        # cross-validated bootstraps take seconds: off the event loop (an API serves on it)
+        dims = await anyio.to_thread.run_sync(compare_all)
         return {
             "run_id": run.id,
             "rubric": {"id": run.rubric_id, "version": run.rubric_version, "hash": run.rubric_hash},
@@ -79,11 +88,13 @@ class CalibrationInsights:
             "dimensions": dims,
         }
 
-    async def _batch_pool(self, batch_id: str, rubric_id: str, panel_name: str) -> list[Any]:
+    async def _batch_pool(
+        self, batch_id: str, rubric_id: str, panel_name: str, can_read: Callable[[Any], bool]
+    ) -> list[Any]:
         jobs = self.calibrations.jobs
         async with jobs.database.session() as session:
             batch = await repo.get_batch(session, batch_id)
-            if batch is None:
+            if batch is None or not can_read(batch.owner_key_id):
                 raise ItemInvalid("pool_batch", f"no batch with id {batch_id!r}")
             if batch.rubric_id != rubric_id:
                 raise ItemInvalid(
@@ -112,6 +123,7 @@ class CalibrationInsights:
         pool_batch: str | None = None,
         budget: int | None = None,
         seed: int = 0,
+        can_read: Callable[[Any], bool] = lambda _owner: True,
     ) -> dict[str, Any]:
         """The labelling plan of a rubric and panel (see :mod:`judge.services.planning`)."""
         jobs = self.calibrations.jobs
@@ -121,13 +133,14 @@ class CalibrationInsights:
         if pool is not None and pool_batch is not None:
             raise ItemInvalid("pool_batch", "give either a pool or a pool_batch, not both")
         if pool_batch is not None:
-            pool = await self._batch_pool(pool_batch, rubric.id, panel.name)
+            pool = await self._batch_pool(pool_batch, rubric.id, panel.name, can_read)
         if budget is not None and budget < 1:
             raise ItemInvalid("budget", "must be at least 1")
         if target is not None and not -1 <= target <= 1:
             raise ItemInvalid("target_ci_lower", "must be between -1 and 1")
         found = await jobs.scorer.calibrations.latest(rubric, panel, policy.min_items)
-        return calibration_plan(
+        plan = functools.partial(
+            calibration_plan,
             rubric,
             panel.name,
             found,
@@ -138,3 +151,4 @@ class CalibrationInsights:
             budget=budget,
             seed=seed,
         )
+        return await anyio.to_thread.run_sync(plan)

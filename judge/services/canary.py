@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import false, or_, select, update
 from sqlmodel import col
 
 from judge.errors import JudgeError
@@ -24,6 +24,19 @@ from judge.persistence.tables import CalibrationRun, Canary, utcnow
 from judge.services.calibration import CalibrationService
 
 log = logging.getLogger(__name__)
+
+
+#: owner filters: every row (an admin), or the rows of these owners (None: created keyless)
+Owners = tuple[str | None, ...] | None
+ALL: Owners = None
+
+
+def _owned(column: Any, owners: tuple[str | None, ...]) -> Any:
+    keyed = [o for o in owners if o is not None]
+    conditions = [column.in_(keyed)] if keyed else []
+    if None in owners:
+        conditions.append(column.is_(None))
+    return or_(*conditions) if conditions else false()
 
 
 class CanaryError(JudgeError):
@@ -75,7 +88,12 @@ class CanaryService:
         return self.calibrations.jobs.database
 
     async def register(
-        self, *, baseline_run_id: str, interval_s: float, name: str | None
+        self,
+        *,
+        baseline_run_id: str,
+        interval_s: float,
+        name: str | None,
+        owner: str | None = None,
     ) -> Canary:
         async with self._db.session() as session:
             baseline = await session.get(CalibrationRun, baseline_run_id)
@@ -90,16 +108,19 @@ class CanaryService:
                 panel_name=baseline.panel_name,
                 baseline_run_id=baseline.id,
                 interval_s=interval_s,
+                owner_key_id=owner,
             )
             session.add(canary)
             await session.commit()
         return canary
 
-    async def all(self, rubric_id: str | None = None) -> list[Canary]:
+    async def all(self, rubric_id: str | None = None, *, owners: Owners = ALL) -> list[Canary]:
         async with self._db.session() as session:
             query = select(Canary).order_by(col(Canary.created_at))
             if rubric_id:
                 query = query.where(col(Canary.rubric_id) == rubric_id)
+            if owners is not None:  # None: ALL
+                query = query.where(_owned(col(Canary.owner_key_id), owners))
             rows = await session.execute(query)
             return list(rows.scalars().all())
 
@@ -141,18 +162,28 @@ class CanaryService:
         drift = compare_reports(report, json.loads(baseline.report_json))
         return report | {"drift": drift, "canary": {"id": canary.id, "name": canary.name}}
 
-    async def history(self, rubric_id: str) -> dict[str, Any]:
-        """What GET /v1/reliability/{rubric_id} shows: calibrations and every canary's runs."""
+    async def history(
+        self, rubric_id: str, *, owners: Owners = ALL, offset: int = 0, limit: int = 50
+    ) -> dict[str, Any]:
+        """What GET /v1/reliability/{rubric_id} shows: calibrations and every canary's runs,
+        ``limit`` runs from ``offset`` (oldest first), of the given owners only."""
         async with self._db.session() as session:
+            query = select(CalibrationRun).where(col(CalibrationRun.rubric_id) == rubric_id)
+            if owners is not None:  # None: ALL
+                query = query.where(_owned(col(CalibrationRun.owner_key_id), owners))
             rows = await session.execute(
-                select(CalibrationRun)
-                .where(col(CalibrationRun.rubric_id) == rubric_id)
-                .order_by(col(CalibrationRun.created_at))
+                query.order_by(col(CalibrationRun.created_at), col(CalibrationRun.id))
+                .offset(offset)
+                .limit(limit + 1)
             )
             runs = list(rows.scalars().all())
-        canaries = await self.all(rubric_id)
+        more, runs = len(runs) > limit, runs[:limit]
+        canaries = await self.all(rubric_id, owners=owners)
         return {
             "rubric_id": rubric_id,
+            "offset": offset,
+            "limit": limit,
+            "next_offset": offset + limit if more else None,
             "calibrations": [_run_summary(r) for r in runs if r.canary_id is None],
             "canaries": [
                 {

@@ -24,6 +24,7 @@ from judge import metrics
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import Rubric
 from judge.errors import ItemInvalid, JudgeError, JudgeMisconfigured
+from judge.llm.cache import cache_partition
 from judge.panel.run import Panel
 from judge.persistence import jobs as repo
 from judge.persistence.database import Database
@@ -31,6 +32,7 @@ from judge.persistence.tables import Batch, ScoreJob, utcnow
 from judge.rubrics import RubricRegistry
 from judge.services.panels import panel_spec, resolve_panel
 from judge.services.scoring import Scorer, validate_for_rubric
+from judge.services.submissions import Submission
 from judge.settings import Settings
 from judge.tracing import tracer
 
@@ -91,6 +93,9 @@ class JobService:
     batch_job_hooks: list[Callable[[ScoreJob], Awaitable[None]]] = field(default_factory=list)
     #: set when a judge turned out unusable (see :class:`JudgeMisconfigured`); stops run_all
     misconfigured: JudgeMisconfigured | None = None
+    #: jobs this process claimed whose run failed while the database was down, so their
+    #: claim could not be handed back: released (and re-sent) as soon as it answers again
+    orphans: set[str] = field(default_factory=set)
 
     # -- panels and rubrics -----------------------------------------------------------------
     def panel(self, name: str | None) -> Panel:
@@ -103,6 +108,11 @@ class JobService:
 
     def rubric(self, rubric_id: str, version: str | None = None) -> Rubric:
         return self.registry.get(rubric_id, version)
+
+    def validate(self, raw: Any, rubric: Rubric, prefix: str = "item") -> Any:
+        """A submitted item, checked against the rubric and the size cap."""
+        cap = self.settings.api.max_item_chars
+        return validate_for_rubric(raw, rubric, field_prefix=prefix, max_chars=cap)
 
     # -- submit ------------------------------------------------------------------------------
     def _job(
@@ -121,14 +131,25 @@ class JobService:
         )
 
     async def submit_score(
-        self, *, rubric_id: str, raw_item: Any, panel_name: str | None, version: str | None = None
+        self,
+        *,
+        rubric_id: str,
+        raw_item: Any,
+        panel_name: str | None,
+        version: str | None = None,
+        owner: str | None = None,
+        idempotency: Submission | None = None,
     ) -> ScoreJob:
-        """Validate and persist one item; the caller dispatches after this returns."""
+        """Validate and persist one item; the caller dispatches after this returns.
+        ``idempotency`` is recorded in the same transaction."""
         rubric = self.rubric(rubric_id, version)
         panel = self.panel(panel_name)
-        item = validate_for_rubric(raw_item, rubric)
-        job = self._job(rubric, panel, raw_item, item.id)
-        refused = await repo.insert_skipping_refused(self.database, [], [job])
+        item = self.validate(raw_item, rubric)
+        job = self._job(rubric, panel, raw_item, item.id, owner_key_id=owner)
+        parents: list[Any] = []
+        if idempotency is not None:
+            parents.append(idempotency.row(job.id))
+        refused = await repo.insert_skipping_refused(self.database, parents, [job])
         if refused:
             raise ItemInvalid("item", DB_REFUSED.format(refused[0]))
         metrics.job_submitted(rubric.id)
@@ -140,6 +161,8 @@ class JobService:
         rubric_id: str,
         panel_name: str | None,
         lines: Sequence[tuple[int, Any | Rejection]],
+        owner: str | None = None,
+        idempotency: Submission | None = None,
     ) -> tuple[Batch, list[str]]:
         """Persist a batch: valid lines become jobs; invalid ones are recorded as rejections."""
         rubric = self.rubric(rubric_id)
@@ -150,6 +173,7 @@ class JobService:
             rubric_version=rubric.version,
             rubric_hash=rubric.content_hash,
             panel_name=panel.name,
+            owner_key_id=owner,
         )
         jobs: list[ScoreJob] = []
         rejections: list[Rejection] = []
@@ -158,11 +182,21 @@ class JobService:
                 rejections.append(raw)
                 continue
             try:
-                item = validate_for_rubric(raw, rubric, field_prefix="item")
+                item = self.validate(raw, rubric)
             except ItemInvalid as exc:
                 rejections.append(Rejection(line_no, exc.field, exc.detail))
                 continue
-            jobs.append(self._job(rubric, panel, raw, item.id, batch_id=batch.id, position=line_no))
+            jobs.append(
+                self._job(
+                    rubric,
+                    panel,
+                    raw,
+                    item.id,
+                    batch_id=batch.id,
+                    position=line_no,
+                    owner_key_id=owner,
+                )
+            )
 
         def count(refused: dict[int, str]) -> None:
             for index, kind in refused.items():
@@ -174,8 +208,11 @@ class JobService:
             batch.rejections_json = json.dumps([r.as_dict() for r in rejections])
 
         count({})
+        parents: list[Any] = [batch]
+        if idempotency is not None:
+            parents.append(idempotency.row(batch.id))
         refused = await repo.insert_skipping_refused(
-            self.database, [batch], jobs, before_commit=count
+            self.database, parents, jobs, before_commit=count
         )
         accepted = [j.id for i, j in enumerate(jobs) if i not in refused]
         metrics.job_submitted(rubric.id, len(accepted))
@@ -189,12 +226,32 @@ class JobService:
 
     async def _run_job(self, job_id: str) -> bool:
         lease = self.settings.worker.lease_s
-        async with self.database.session() as session:
-            if not await repo.claim_job(session, job_id, lease_s=lease):
-                return False
-            job = await repo.get_job(session, job_id)
+        if job_id in self.orphans:
+            await self._release(job_id)
+        try:
+            async with self.database.session() as session:
+                claim = await repo.claim_job(
+                    session, job_id, lease_s=lease, max_attempts=self.settings.worker.max_attempts
+                )
+                if claim == repo.BUSY:
+                    return False
+                job = await repo.get_job(session, job_id)
+        except Exception:
+            # the claim may have committed before the connection died: if so, nobody runs
+            # the job until its lease lapses. Release it once the database is back (a claim
+            # that did not commit makes this a no-op, or at worst a duplicate run, which
+            # finishing guards against).
+            self.orphans.add(job_id)
+            raise
+        self.orphans.discard(job_id)
         if job is None:
             return False
+        if claim == repo.EXHAUSTED:
+            log.error("job %s: %s", job_id, job.error)
+            metrics.job_finished(job.rubric_id, "failed")
+            if job.batch_id:
+                await self._run_batch_hooks(job)
+            return True
         trace.get_current_span().set_attributes(
             {"judge.rubric": job.rubric_id, "judge.panel": job.panel_name}
         )
@@ -214,38 +271,62 @@ class JobService:
         started = time.perf_counter()
         renew = asyncio.create_task(self._keep_lease(job_id, lease))
         try:
-            with metrics.job_running(rubric.id):
+            with metrics.job_running(rubric.id), cache_partition(job.owner_key_id):
                 result = await self.scorer.score(rubric, item, panel, use_cache=job.use_cache)
+            finished = await self._store(job, result)
         except JudgeMisconfigured as exc:
             await self._stop_misconfigured(job, exc)
             return True
         except Exception:
             # hand the job back at once, so a retry need not wait for the lease to lapse
-            async with self.database.session() as session:
-                await repo.release_job(session, job_id)
+            await self._release(job_id)
             raise
         finally:
             renew.cancel()
-        for call in result.calls:
-            metrics.observe_call_record(call)
-        metrics.observe_result(rubric.id, result)
-        payload = result.model_dump(mode="json", exclude={"calls"})
-        payload["id"] = job.id
-        payload["item_id"] = job.item_id
-        ratings = _ratings_by_model(result)
-        async with self.database.session() as session:
-            finished = await repo.finish_job(
-                session,
-                job_id,
-                result_json=json.dumps(payload, ensure_ascii=False),
-                calls=result.calls,
-                ratings_by_model=ratings,
-            )
         if finished:
             metrics.job_finished(rubric.id, "completed", time.perf_counter() - started)
         if finished and job.batch_id:
             await self._run_batch_hooks(job)
         return finished
+
+    async def _store(self, job: ScoreJob, result: ScoreResult) -> bool:
+        for call in result.calls:
+            metrics.observe_call_record(call)
+        metrics.observe_result(job.rubric_id, result)
+        payload = result.model_dump(mode="json", exclude={"calls"})
+        payload["id"] = job.id
+        payload["item_id"] = job.item_id
+        async with self.database.session() as session:
+            return await repo.finish_job(
+                session,
+                job.id,
+                result_json=json.dumps(payload, ensure_ascii=False),
+                calls=result.calls,
+                ratings_by_model=_ratings_by_model(result),
+            )
+
+    async def _release(self, *job_ids: str) -> bool:
+        """Hand claims back; when the database cannot be reached, remember the jobs as
+        orphans (see :meth:`release_orphans`)."""
+        try:
+            async with self.database.session() as session:
+                await repo.release_jobs(session, job_ids)
+        except Exception:
+            log.warning("could not hand back the claim of %d job(s); will retry", len(job_ids))
+            self.orphans.update(job_ids)
+            return False
+        self.orphans.difference_update(job_ids)
+        return True
+
+    async def release_orphans(self) -> list[str]:
+        """Hand back the claims of runs that failed during an outage, in one statement; the
+        released job ids, for the caller to dispatch again (seconds after recovery, not at
+        the lease sweep)."""
+        orphans = sorted(self.orphans)
+        if not orphans or not await self._release(*orphans):
+            return []
+        log.info("re-sending %d job(s) orphaned by an outage", len(orphans))
+        return orphans
 
     async def _stop_misconfigured(self, job: ScoreJob, exc: JudgeMisconfigured) -> None:
         """Fail this job and the rest of its batch: every item would fail the same way."""
@@ -274,6 +355,7 @@ class JobService:
         for commands that need no server (``judge calibrate``, ``judge beat`` without Redis)."""
         limit = asyncio.Semaphore(concurrency or self.settings.worker.concurrency)
         self.misconfigured = None
+        await self.mark_sent(job_ids)
 
         async def one(job_id: str) -> None:
             async with limit:
@@ -314,6 +396,12 @@ class JobService:
             metrics.job_finished(job.rubric_id, "failed")
             if job.batch_id:
                 await self._run_batch_hooks(job)
+
+    async def mark_sent(self, job_ids: Sequence[str]) -> None:
+        """The jobs are in the hands of their runner: off the outbox (services/outbox.py)."""
+        if job_ids:
+            async with self.database.session() as session:
+                await repo.outbox_sent(session, job_ids)
 
     async def queue_depth(self) -> int:
         async with self.database.session() as session:

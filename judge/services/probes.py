@@ -111,6 +111,7 @@ class ProbeService:
             panel_name=panel.name,
             kind=PROBE,
             total=len(variants),
+            owner_key_id=owner,
         )
         run = ProbeRun(
             id=new_id(),
@@ -139,6 +140,7 @@ class ProbeService:
                 panel_name=panel.name,
                 panel_signature=panel.signature(),
                 item_json=json.dumps(raw, ensure_ascii=False),
+                owner_key_id=owner,
             )
             for i, (_, _, raw) in enumerate(variants)
         ]
@@ -245,6 +247,14 @@ class ProbeService:
             report["self_preference"] = self_preference_report(rubric, variants, judges, families)
             report["mode"] = panel.self_preference
         return report, flags
+
+    async def owner_of(self, run_id: str) -> str | None:
+        """The key that started the probe; :class:`ProbeNotFound` when there is none."""
+        async with self.jobs.database.session() as session:
+            run = await session.get(ProbeRun, run_id)
+        if run is None:
+            raise ProbeNotFound(run_id)
+        return run.owner
 
     async def view(self, run_id: str) -> dict[str, Any]:
         run = await self.finalize(run_id)

@@ -19,7 +19,6 @@ from judge.services.jobs import JobService, failure_message
 
 log = logging.getLogger(__name__)
 _FINISHED = (repo.COMPLETED, repo.FAILED)
-MAX_ATTEMPTS = 8
 
 
 class JobWaiter:
@@ -78,6 +77,8 @@ class InProcessRunner:
         context = contextvars.copy_context()
         for job_id in job_ids:  # a copy each: a job's spans must not become another's parent
             self._queue.put_nowait((job_id, context.copy()))
+        # queued in memory: a restart finds them as unfinished jobs, the outbox is not needed
+        await self._jobs.mark_sent(job_ids)
 
     async def start(self) -> None:
         self._tasks = [asyncio.create_task(self._work()) for _ in range(self._concurrency)]
@@ -113,11 +114,12 @@ class InProcessRunner:
 
     async def _retry_or_give_up(self, job_id: str, exc: Exception) -> None:
         """A run raised (not an abstention: a bug or a lost database): retry with backoff,
-        and after ``MAX_ATTEMPTS`` claims mark the job failed."""
+        and after ``worker.max_attempts`` claims mark the job failed."""
         try:
             job = await self._jobs.get_job(job_id)
-            attempts = job.attempts if job is not None else MAX_ATTEMPTS
-            if attempts >= MAX_ATTEMPTS:
+            most = self._jobs.settings.worker.max_attempts
+            attempts = job.attempts if job is not None else most
+            if attempts >= most:
                 log.error(
                     "job %s raised %r on %d attempts; marking it failed", job_id, exc, attempts
                 )
@@ -130,11 +132,17 @@ class InProcessRunner:
         asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, (job_id, None))
 
     async def _sweep(self) -> None:
+        # orphans (runs that failed during an outage) are looked for every second
         interval = self._jobs.settings.worker.sweep_interval_s
+        loop = asyncio.get_running_loop()
+        swept = loop.time()
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(min(interval, 1.0))
             try:
-                await self.dispatch(await self._jobs.stale_job_ids(include_queued=False))
-                await self._jobs.queue_depth()
+                await self.dispatch(await self._jobs.release_orphans())
+                if loop.time() - swept >= interval:
+                    swept = loop.time()
+                    await self.dispatch(await self._jobs.stale_job_ids(include_queued=False))
+                    await self._jobs.queue_depth()
             except Exception:
                 log.warning("sweep for stale jobs failed", exc_info=True)

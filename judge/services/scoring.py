@@ -59,9 +59,19 @@ def effective_policy(rubric: Rubric, defaults: Mapping[str, Any]) -> Reliability
     return rubric.reliability.with_defaults(dict(defaults))
 
 
-def validate_for_rubric(raw: object, rubric: Rubric, *, field_prefix: str = "item") -> Item:
-    """Parse a decoded JSON item and check that it fits the rubric; errors name the field."""
+def validate_for_rubric(
+    raw: object, rubric: Rubric, *, field_prefix: str = "item", max_chars: int | None = None
+) -> Item:
+    """Parse a decoded JSON item and check that it fits the rubric (and, with ``max_chars``,
+    that its turns hold at most that many characters in all); errors name the field."""
     item = parse_item(raw, field_prefix=field_prefix)
+    if max_chars is not None:
+        total = sum(len(turn.text) for turn in item.turns)
+        if total > max_chars:
+            raise ItemInvalid(
+                f"{field_prefix}.turns",
+                f"the item's text is {total} characters; at most {max_chars} are accepted",
+            )
     try:
         check_item_fits(item, rubric)
     except ItemInvalid as exc:

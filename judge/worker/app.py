@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: a job whose runs raise this many times more (not abstentions: bugs, lost database) fails
 MAX_RETRIES = 8
+#: how often jobs orphaned by an outage are looked for (a set in memory: no query when empty)
+ORPHAN_CHECK_S = 1.0
 
 
 class WorkerRuntime:
@@ -63,7 +65,19 @@ class WorkerRuntime:
     async def _sweep(self) -> None:
         worker = self.settings.worker
         await self.runtime.database.check_migrated()
+        loop = asyncio.get_running_loop()
+        swept = loop.time() - worker.sweep_interval_s
         while True:
+            try:
+                orphans = await self.runtime.jobs.release_orphans()
+                if orphans:
+                    await asyncio.to_thread(send_jobs, self._sender, orphans)
+            except Exception:
+                log.warning("could not re-send orphaned jobs; will retry", exc_info=True)
+            if loop.time() - swept < worker.sweep_interval_s:
+                await asyncio.sleep(ORPHAN_CHECK_S)
+                continue
+            swept = loop.time()
             try:
                 backlog = int(await self.redis.llen(QUEUE))
                 await self.runtime.jobs.queue_depth()
@@ -73,7 +87,7 @@ class WorkerRuntime:
                     await asyncio.to_thread(send_jobs, self._sender, ids)
             except Exception:
                 log.warning("sweep for lost jobs failed; will retry", exc_info=True)
-            await asyncio.sleep(worker.sweep_interval_s)
+            await asyncio.sleep(ORPHAN_CHECK_S)
 
     def close(self) -> None:
         self._sweeper.cancel()

@@ -33,18 +33,12 @@ def send_jobs(app: Celery, job_ids: Sequence[str]) -> None:
 
 
 class CeleryDispatcher:
-    """Sends one task per job. A failed send is logged, not raised: the job is committed and
-    the workers' sweeper re-sends jobs whose message never arrived."""
+    """Sends one task per job; raises when the broker cannot be reached (wrap it in
+    ``services.outbox.OutboxDispatcher``: the jobs stay in the outbox and are re-sent)."""
 
     def __init__(self, settings: Settings) -> None:
         self._app = broker_app(settings)
 
     async def dispatch(self, job_ids: Sequence[str]) -> None:
-        if not job_ids:
-            return
-        try:
+        if job_ids:
             await asyncio.to_thread(send_jobs, self._app, list(job_ids))
-        except Exception:
-            log.warning(
-                "could not enqueue %d job(s); the sweeper will retry", len(job_ids), exc_info=True
-            )

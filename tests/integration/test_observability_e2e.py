@@ -271,7 +271,11 @@ def start_services(stack: ServiceStack, workdir: Path, worker_metrics_port: int)
         worker = pool.submit(stack.start_worker)
         while not stack.processes and not worker.done():
             time.sleep(0.01)  # spawned: the next spawn may use another environment
-        stack.env = stack.env | {"JUDGE_METRICS_DIR": str(workdir / "metrics-api")}
+        stack.env = stack.env | {
+            "JUDGE_METRICS_DIR": str(workdir / "metrics-api"),
+            # the canary here re-runs every second (production's floor is 300 s)
+            "JUDGE_API__MIN_CANARY_INTERVAL_S": "0",
+        }
         stack.start_api()
         worker.result()
 

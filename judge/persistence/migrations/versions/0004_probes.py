@@ -1,7 +1,7 @@
 """Bias probe runs (verbosity, order, self-preference), owned by the API key that made them.
 
 Revision ID: 0004_probes
-Revises: 0002_calibration_evidence
+Revises: 0003_ownership
 Create Date: 2026-11-30
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004_probes"
-down_revision = "0002_calibration_evidence"
+down_revision = "0003_ownership"
 branch_labels = None
 depends_on = None
 

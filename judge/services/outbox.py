@@ -1,0 +1,100 @@
+"""The transactional job outbox: every job is written with an outbox row in the transaction
+that creates it; the row is deleted once the job is in its runner's hands. When a request
+dies between the commit and the send (an API killed mid-POST, a broker that did not answer),
+the :class:`OutboxDrainer` sends the rows left behind: at start-up and every
+``api.outbox_interval_s``, not at the workers' requeue threshold a minute later. A job sent
+twice is harmless: claiming a job is guarded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from datetime import timedelta
+
+from judge.persistence import idempotency
+from judge.persistence import jobs as repo
+from judge.persistence.tables import utcnow
+from judge.services.jobs import Dispatcher, JobService
+
+log = logging.getLogger(__name__)
+#: rows sent per round of the drainer
+DRAIN_BATCH = 1_000
+#: expired idempotency keys are deleted this often
+PURGE_EVERY_S = 600.0
+
+
+class OutboxDispatcher:
+    """Send through ``inner`` (which raises when it cannot), then clear the outbox rows; a
+    failed send is logged and left to the drainer."""
+
+    def __init__(self, inner: Dispatcher, jobs: JobService) -> None:
+        self._inner = inner
+        self._jobs = jobs
+
+    async def dispatch(self, job_ids: Sequence[str]) -> None:
+        if not job_ids:
+            return
+        try:
+            await self._inner.dispatch(job_ids)
+        except Exception:
+            log.warning(
+                "could not enqueue %d job(s); the outbox will retry", len(job_ids), exc_info=True
+            )
+            return
+        try:
+            await self._jobs.mark_sent(job_ids)
+        except Exception:  # the drainer sends them again: a harmless duplicate
+            log.warning("could not clear %d outbox row(s)", len(job_ids), exc_info=True)
+
+
+class OutboxDrainer:
+    def __init__(self, jobs: JobService, dispatcher: Dispatcher) -> None:
+        self._jobs = jobs
+        self._dispatcher = dispatcher
+        self._task: asyncio.Task[None] | None = None
+
+    async def drain(self, *, grace_s: float) -> int:
+        """Send every outbox row older than ``grace_s`` (younger ones belong to requests
+        still sending them); returns how many."""
+        sent = 0
+        while True:
+            before = utcnow() - timedelta(seconds=grace_s)
+            async with self._jobs.database.session() as session:
+                ids = await repo.outbox_pending(session, before=before, limit=DRAIN_BATCH)
+            if not ids:
+                return sent
+            log.info("sending %d job(s) left in the outbox", len(ids))
+            await self._dispatcher.dispatch(ids)
+            sent += len(ids)
+            if len(ids) < DRAIN_BATCH:
+                return sent
+
+    async def start(self) -> None:
+        try:
+            await self.drain(grace_s=0)  # at start-up every row is a crashed request's
+        except Exception:
+            log.warning("could not drain the job outbox at start-up", exc_info=True)
+        self._task = asyncio.create_task(self._forever())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _forever(self) -> None:
+        api = self._jobs.settings.api
+        loop = asyncio.get_running_loop()
+        purged = loop.time()
+        while True:
+            await asyncio.sleep(api.outbox_interval_s)
+            try:
+                await self.drain(grace_s=api.outbox_grace_s)
+                if loop.time() - purged > PURGE_EVERY_S:
+                    purged = loop.time()
+                    await idempotency.purge_expired(
+                        self._jobs.database, ttl_s=api.idempotency_ttl_s
+                    )
+            except Exception:  # the database is down: try again next round
+                log.warning("draining the job outbox failed; will retry", exc_info=True)
