@@ -33,6 +33,7 @@ from judge.persistence.database import Database
 from judge.persistence.tables import Batch, CalibrationRun, ScoreJob, utcnow
 from judge.services.calibration_report import ScoredItem, calibration_report, flag_inputs
 from judge.services.jobs import DB_REFUSED, JobService, new_id
+from judge.services.run_batches import BatchesOfKind, progress_view
 from judge.services.stability import call_cost, intra_judge_stability
 
 CALIBRATION = "calibration"
@@ -107,7 +108,7 @@ class CalibrationService:
     finalize_hooks: list[FinalizeHook] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._batch_kinds: dict[str, str] = {}
+        self._batches = BatchesOfKind(self.jobs.database, CALIBRATION)
         self.jobs.batch_job_hooks.append(self._after_job)
 
     async def submit(
@@ -204,20 +205,9 @@ class CalibrationService:
         return run, [j.id for j in jobs]
 
     async def _after_job(self, job: ScoreJob) -> None:
-        batch_id = job.batch_id or ""
-        if self._batch_kinds.get(batch_id, CALIBRATION) != CALIBRATION:
-            return  # an ordinary batch: known from an earlier job, no query needed
-        async with self.jobs.database.session() as session:
-            batch = await repo.get_batch(session, batch_id)
-            if batch is not None:
-                if len(self._batch_kinds) > 10_000:
-                    self._batch_kinds.clear()
-                self._batch_kinds[batch_id] = batch.kind
-            if batch is None or batch.kind != CALIBRATION:
-                return
-            progress = await repo.batch_progress(session, batch)
-        if progress.done:
-            await self.finalize_batch(batch.id)
+        batch_id = await self._batches.done_after(job)
+        if batch_id is not None:
+            await self.finalize_batch(batch_id)
 
     async def finalize_batch(self, batch_id: str) -> None:
         async with self.jobs.database.session() as session:
@@ -335,16 +325,9 @@ class CalibrationService:
             "created_at": run.created_at.isoformat(),
             "report_url": f"/v1/calibrations/{run.id}/report",
         }
-        if run.batch_id:
-            async with self.jobs.database.session() as session:
-                batch = await repo.get_batch(session, run.batch_id)
-                if batch is not None:
-                    progress = await repo.batch_progress(session, batch)
-                    view["progress"] = {
-                        "total": progress.total,
-                        "completed": progress.completed,
-                        "failed": progress.failed,
-                    }
+        progress = await progress_view(self.jobs.database, run.batch_id)
+        if progress is not None:
+            view["progress"] = progress
         if run.report_json:
             view["report"] = json.loads(run.report_json)
         return view

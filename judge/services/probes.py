@@ -29,6 +29,7 @@ from judge.services.probe_report import (
     self_preference_report,
     verbosity_report,
 )
+from judge.services.run_batches import BatchesOfKind, progress_view
 
 PROBE = "probe"
 ProbeKind = Literal["verbosity", "order", "self-preference"]
@@ -56,7 +57,7 @@ class ProbeService:
 
     def __post_init__(self) -> None:
         self.jobs.batch_job_hooks.append(self._after_job)
-        self._batch_kinds: dict[str, str] = {}
+        self._batches = BatchesOfKind(self.jobs.database, PROBE)
 
     async def submit(
         self,
@@ -156,20 +157,9 @@ class ProbeService:
         return run, [j.id for j in jobs]
 
     async def _after_job(self, job: ScoreJob) -> None:
-        batch_id = job.batch_id or ""
-        if self._batch_kinds.get(batch_id, PROBE) != PROBE:
-            return
-        async with self.jobs.database.session() as session:
-            batch = await repo.get_batch(session, batch_id)
-            if batch is not None:
-                if len(self._batch_kinds) > 10_000:
-                    self._batch_kinds.clear()
-                self._batch_kinds[batch_id] = batch.kind
-            if batch is None or batch.kind != PROBE:
-                return
-            progress = await repo.batch_progress(session, batch)
-        if progress.done:
-            run_id = await store.run_of_batch(self.jobs.database, batch.id)
+        batch_id = await self._batches.done_after(job)
+        if batch_id is not None:
+            run_id = await store.run_of_batch(self.jobs.database, batch_id)
             if run_id is not None:
                 await self.finalize(run_id)
 
@@ -268,16 +258,9 @@ class ProbeService:
             "n_items": run.n_items,
             "created_at": run.created_at.isoformat(),
         }
-        if run.batch_id:
-            async with self.jobs.database.session() as session:
-                batch = await repo.get_batch(session, run.batch_id)
-                if batch is not None:
-                    progress = await repo.batch_progress(session, batch)
-                    view["progress"] = {
-                        "total": progress.total,
-                        "completed": progress.completed,
-                        "failed": progress.failed,
-                    }
+        progress = await progress_view(self.jobs.database, run.batch_id)
+        if progress is not None:
+            view["progress"] = progress
         if run.report_json:
             view["report"] = json.loads(run.report_json)
         return view
