@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from judge.persistence import jobs as repo
 from judge.services.jobs import JobService, failure_message
+from judge.services.retry_policy import RetryPolicy
 
 log = logging.getLogger(__name__)
 _FINISHED = (repo.COMPLETED, repo.FAILED)
@@ -114,12 +115,12 @@ class InProcessRunner:
 
     async def _retry_or_give_up(self, job_id: str, exc: Exception) -> None:
         """A run raised (not an abstention: a bug or a lost database): retry with backoff,
-        and after ``worker.max_attempts`` claims mark the job failed."""
+        and after ``worker.max_attempts`` claims mark the job failed (:class:`RetryPolicy`)."""
+        policy = RetryPolicy.from_settings(self._jobs.settings)
         try:
             job = await self._jobs.get_job(job_id)
-            most = self._jobs.settings.worker.max_attempts
-            attempts = job.attempts if job is not None else most
-            if attempts >= most:
+            attempts = job.attempts if job is not None else policy.max_attempts
+            if policy.exhausted(attempts):
                 log.error(
                     "job %s raised %r on %d attempts; marking it failed", job_id, exc, attempts
                 )
@@ -127,7 +128,7 @@ class InProcessRunner:
                 return
         except Exception:
             attempts = 1
-        delay = min(60.0, 2.0**attempts)
+        delay = policy.delay_s(max(attempts - 1, 0))
         log.warning("job %s raised %r; retrying in %.0fs", job_id, exc, delay)
         asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, (job_id, None))
 
