@@ -116,7 +116,7 @@ class CalibrationProgress(BaseModel):
     failed: int
 
 
-#: a run's status while its items are all done but its report is not stored yet
+#: what a calibration or probe run's status means (their OpenAPI descriptions)
 RUN_STATUS_DESCRIPTION = (
     "`running` while items are being scored; `finalizing` once every item is done and the "
     "report is being computed and stored (reading a run never computes it: poll again); "
