@@ -3,7 +3,8 @@ for jobs to finish wherever they run.
 
 :class:`InProcessRunner` is a dispatcher: a queue drained by ``concurrency`` coroutines on the
 server's event loop, each calling :meth:`JobService.run_job`. It also sweeps for jobs whose
-dispatch was lost (e.g. the process stopped mid-batch), so they are redone on restart.
+dispatch was lost (e.g. the process stopped mid-batch), so they are redone on restart, and for
+calibration and probe runs whose report the stopped process did not store.
 """
 
 from __future__ import annotations
@@ -145,5 +146,6 @@ class InProcessRunner:
                     swept = loop.time()
                     await self.dispatch(await self._jobs.stale_job_ids(include_queued=False))
                     await self._jobs.queue_depth()
+                    await self._jobs.sweep_runs()
             except Exception:
-                log.warning("sweep for stale jobs failed", exc_info=True)
+                log.warning("sweep for stale jobs and unreported runs failed", exc_info=True)

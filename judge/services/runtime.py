@@ -25,11 +25,13 @@ from judge.persistence.keys import KeyStore
 from judge.persistence.probes import SqlProbeFlags
 from judge.rubrics import RubricRegistry
 from judge.services.batch_views import BatchReader
-from judge.services.calibration import CalibrationService
+from judge.services.calibration import CALIBRATION, CalibrationService
 from judge.services.calibration_insights import CalibrationInsights
 from judge.services.canary import CanaryService
+from judge.services.canary_drift import CanaryDrift
 from judge.services.jobs import JobService
-from judge.services.probes import ProbeService
+from judge.services.probes import PROBE, ProbeService
+from judge.services.run_batches import RunFollower
 from judge.services.scoring import NoProbeFlags, ProbeFlagLookup, Scorer, StaticCalibrations
 from judge.settings import Settings
 
@@ -157,8 +159,9 @@ def build_runtime(
         scorer=scorer,
         simulator_url=simulator_url,
     )
-    calibrations = CalibrationService(jobs)
+    calibrations = CalibrationService(jobs, drift=CanaryDrift(database))
     probes = ProbeService(jobs)
+    jobs.follower = RunFollower(database, {CALIBRATION: calibrations, PROBE: probes})
     return ServiceRuntime(
         settings=settings,
         database=database,

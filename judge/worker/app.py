@@ -4,7 +4,8 @@ Each worker process owns one asyncio event loop, running in a background thread,
 service runtime bound to it. Tasks are thin: they submit ``JobService.run_job`` to that loop
 and wait, so with the threads pool one process keeps ``concurrency`` items (and three times as
 many LLM calls) in flight. Tasks take ids, acknowledge late and are idempotent; a sweeper on
-the same loop re-sends jobs whose message was lost (a killed worker, a restarted Redis).
+the same loop re-sends jobs whose message was lost (a killed worker, a restarted Redis) and
+stores the reports of calibration and probe runs a killed worker finished but did not report.
 """
 
 from __future__ import annotations
@@ -84,8 +85,9 @@ class WorkerRuntime:
                 if ids:
                     log.info("re-sending %d job(s) whose run was lost", len(ids))
                     await asyncio.to_thread(send_jobs, self._sender, ids)
+                await self.runtime.jobs.sweep_runs()
             except Exception:
-                log.warning("sweep for lost jobs failed; will retry", exc_info=True)
+                log.warning("sweep of lost jobs and runs failed; will retry", exc_info=True)
             await asyncio.sleep(ORPHAN_CHECK_S)
 
     def close(self) -> None:
