@@ -41,6 +41,8 @@ async def _run_here(
             rubric_id=rubric_id, panel_name=panel, items=items, label=label
         )
         await runtime.jobs.run_all(job_ids)
+        # the last job's follower has stored the report; if it failed (logged), store it now
+        await runtime.calibrations.finalize(run.id)
         return await runtime.calibrations.view(run.id)
 
 

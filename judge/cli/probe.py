@@ -42,6 +42,8 @@ async def _run_here(
             rubric_id=rubric_id, panel_name=panel, kind=kind, items=items, options=options
         )
         await runtime.jobs.run_all(job_ids)
+        # the last job's follower has stored the report; if it failed (logged), store it now
+        await runtime.probes.finalize(run.id)
         return await runtime.probes.view(run.id)
 
 
