@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, case, delete, func, insert, literal, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlmodel import SQLModel, col
 
@@ -167,40 +167,62 @@ def _claimable(job_id: str, now: datetime) -> Any:
     )
 
 
+@dataclass(frozen=True)
+class Claim:
+    """What claiming a job found: :data:`CLAIMED`, :data:`BUSY` or :data:`EXHAUSTED`, and the
+    job as the claim left it (None when BUSY)."""
+
+    outcome: str
+    job: ScoreJob | None
+
+
+def _column(name: str) -> Any:
+    return ScoreJob.__table__.c[name]  # type: ignore[attr-defined]
+
+
+def _either(fresh: Any, name: str, claimed: Any, exhausted: Any) -> Any:
+    """``claimed`` if the claim is ``fresh``, else ``exhausted``, typed as column ``name`` (a
+    bare datetime would bind without its time zone, which asyncpg refuses)."""
+    kind = _column(name).type
+
+    def value(v: Any) -> Any:
+        return v if isinstance(v, ColumnElement) else literal(v, kind)
+
+    return case((fresh, value(claimed)), else_=value(exhausted))
+
+
 async def claim_job(
     session: AsyncSession, job_id: str, *, lease_s: float, max_attempts: int
-) -> str:
-    """Take a job for running: only if it is queued, or running under an expired lease.
+) -> Claim:
+    """Take a job for running, and load it, in one statement (UPDATE ... RETURNING): only if
+    it is queued, or running under an expired lease.
 
     :data:`CLAIMED`; :data:`BUSY` (finished, or someone else's lease holds); or
-    :data:`EXHAUSTED`: it was claimed ``max_attempts`` times already, so it is now failed (a
-    poison item that kills its worker is not redelivered forever)."""
+    :data:`EXHAUSTED`: it was claimed ``max_attempts`` times already, so the same statement
+    fails it (a poison item that kills its worker is not redelivered forever)."""
     now = utcnow()
-    result = await session.execute(
+    fresh = _column("attempts") < max_attempts
+    statement = (
         update(ScoreJob)
-        .where(_claimable(job_id, now), col(ScoreJob.attempts) < max_attempts)
+        .where(_claimable(job_id, now))
         .values(
-            status=RUNNING,
-            attempts=col(ScoreJob.attempts) + 1,
-            started_at=now,
-            lease_until=now + timedelta(seconds=lease_s),
+            status=_either(fresh, "status", RUNNING, FAILED),
+            attempts=_either(fresh, "attempts", _column("attempts") + 1, _column("attempts")),
+            started_at=_either(fresh, "started_at", now, _column("started_at")),
+            lease_until=_either(fresh, "lease_until", now + timedelta(seconds=lease_s), None),
+            error=_either(
+                fresh, "error", _column("error"), TOO_MANY_ATTEMPTS.format(n=max_attempts)
+            ),
+            finished_at=_either(fresh, "finished_at", _column("finished_at"), now),
         )
+        .returning(ScoreJob)
+        .execution_options(synchronize_session=False)
     )
-    if getattr(result, "rowcount", 0):
-        await session.commit()
-        return CLAIMED
-    failed = await session.execute(
-        update(ScoreJob)
-        .where(_claimable(job_id, now), col(ScoreJob.attempts) >= max_attempts)
-        .values(
-            status=FAILED,
-            error=TOO_MANY_ATTEMPTS.format(n=max_attempts),
-            finished_at=now,
-            lease_until=None,
-        )
-    )
+    job = (await session.scalars(statement)).one_or_none()
     await session.commit()
-    return EXHAUSTED if getattr(failed, "rowcount", 0) else BUSY
+    if job is None:
+        return Claim(BUSY, None)
+    return Claim(CLAIMED if job.status == RUNNING else EXHAUSTED, job)
 
 
 async def renew_lease(session: AsyncSession, job_id: str, *, lease_s: float) -> None:
@@ -214,29 +236,29 @@ async def renew_lease(session: AsyncSession, job_id: str, *, lease_s: float) -> 
 
 def _judgment_rows(
     job_id: str, calls: Sequence[CallRecord], ratings: dict[str, Any]
-) -> list[Judgment]:
-    rows = []
-    for call in calls:
-        rows.append(
-            Judgment(
-                job_id=job_id,
-                model=call.requested_model,
-                resolved_model=call.resolved_model,
-                params_json=json.dumps(call.params, sort_keys=True),
-                prompt_hash=call.prompt_hash,
-                purpose=call.purpose,
-                outcome=call.outcome,
-                prompt_tokens=call.prompt_tokens,
-                completion_tokens=call.completion_tokens,
-                cost_usd=call.cost_usd,
-                latency_ms=call.latency_ms,
-                attempts=call.attempts,
-                cached=call.cached,
-                raw_reply=call.raw_reply,
-                ratings_json=json.dumps(ratings.get(call.requested_model, {}), default=str),
-            )
-        )
-    return rows
+) -> list[dict[str, Any]]:
+    now = utcnow()
+    return [
+        {
+            "job_id": job_id,
+            "model": call.requested_model,
+            "resolved_model": call.resolved_model,
+            "params_json": json.dumps(call.params, sort_keys=True),
+            "prompt_hash": call.prompt_hash,
+            "purpose": call.purpose,
+            "outcome": call.outcome,
+            "prompt_tokens": call.prompt_tokens,
+            "completion_tokens": call.completion_tokens,
+            "cost_usd": call.cost_usd,
+            "latency_ms": call.latency_ms,
+            "attempts": call.attempts,
+            "cached": call.cached,
+            "raw_reply": call.raw_reply,
+            "ratings_json": json.dumps(ratings.get(call.requested_model, {}), default=str),
+            "created_at": now,
+        }
+        for call in calls
+    ]
 
 
 async def finish_job(
@@ -247,18 +269,22 @@ async def finish_job(
     calls: Sequence[CallRecord],
     ratings_by_model: dict[str, Any],
 ) -> bool:
-    """Store the result and every call in one transaction; a no-op if already finished."""
+    """Store the result and every call in one transaction (a guarded update, then one
+    multi-row insert); a no-op if already finished."""
     claimed = await session.execute(
         update(ScoreJob)
         .where(col(ScoreJob.id) == job_id, col(ScoreJob.status) == RUNNING)
         .values(status=COMPLETED, result_json=result_json, finished_at=utcnow(), lease_until=None)
+        .execution_options(synchronize_session=False)
     )
     if not getattr(claimed, "rowcount", 0):
         await session.rollback()
         return False
     # No earlier judgments can exist: they are only ever written here, in the transaction
     # that moves the job from running to completed, and a completed job never runs again.
-    session.add_all(_judgment_rows(job_id, calls, ratings_by_model))
+    rows = _judgment_rows(job_id, calls, ratings_by_model)
+    if rows:  # a core INSERT ... VALUES (...), (...): no ORM unit of work, no ids fetched back
+        await session.execute(insert(Judgment.__table__).values(rows))  # type: ignore[attr-defined]
     await session.commit()
     return True
 
