@@ -335,6 +335,31 @@ async def batch_progress(session: AsyncSession, batch: Batch) -> BatchProgress:
     )
 
 
+def _count_of(status: str) -> Any:
+    return (
+        select(func.count())
+        .where(col(ScoreJob.batch_id) == col(Batch.id), col(ScoreJob.status) == status)
+        .correlate(Batch)
+        .scalar_subquery()
+    )
+
+
+async def batch_with_progress(
+    session: AsyncSession, batch_id: str
+) -> tuple[Batch, BatchProgress] | None:
+    """A batch and its progress in one statement (one round trip for a status poll)."""
+    statuses = (QUEUED, RUNNING, COMPLETED, FAILED)
+    row = (
+        await session.execute(
+            select(Batch, *(_count_of(s) for s in statuses)).where(col(Batch.id) == batch_id)
+        )
+    ).one_or_none()
+    if row is None:
+        return None
+    batch, queued, running, completed, failed = row
+    return batch, BatchProgress(batch.total, queued, running, completed, failed)
+
+
 async def batch_jobs_page(
     session: AsyncSession, batch_id: str, *, after: int, limit: int
 ) -> list[ScoreJob]:
