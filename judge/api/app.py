@@ -58,6 +58,7 @@ def create_app(settings: Settings) -> Litestar:
         closers: list[Any] = []
         try:
             await runtime.database.check_migrated()
+            await runtime.database.open_reads()
             metrics.add_collector(
                 RunGaugeCollector(settings.database_url, ttl_s=settings.run_gauges_ttl_s)
             )

@@ -239,8 +239,9 @@ def _body_problem(exc: ValueError) -> ProblemError:
 
 
 async def _batch_view(state: ApiState, batch_id: str, who: Principal) -> dict[str, Any]:
-    async with state.runtime.database.read_session() as session:
-        found = await repo.batch_with_progress(session, batch_id)
+    found = await state.runtime.database.read(
+        lambda session: repo.batch_with_progress(session, batch_id)
+    )
     if found is None or not who.can_read(found[0].owner_key_id):
         raise ProblemError(404, f"no batch with id {batch_id!r}", field="id")
     batch, progress = found

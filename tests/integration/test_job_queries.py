@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from judge.persistence import jobs as repo
 from judge.persistence.database import Database
@@ -87,9 +88,8 @@ def test_a_batch_and_its_progress_are_read_together(
                 session, jobs[1].id, result_json="{}", calls=[], ratings_by_model={}
             )
             await repo.fail_job(session, jobs[2].id, "x")
-        async with database.read_session() as session:
-            found = await repo.batch_with_progress(session, batch.id)
-            missing = await repo.batch_with_progress(session, "0" * 32)
+        found = await database.read(lambda session: repo.batch_with_progress(session, batch.id))
+        missing = await database.read(lambda session: repo.batch_with_progress(session, "0" * 32))
         return found, missing
 
     found, missing = _with_database(_url(backend, tmp_path, request), body)
@@ -111,8 +111,10 @@ def test_a_status_read_does_not_wait_for_the_jobs_connections(
             for _ in range(pool.size() + pool._max_overflow):
                 await held.enter_async_context(database.engine.connect())
             assert pool.checkedout() == pool.size() + pool._max_overflow
-            async with database.read_session() as session:
-                read = session.execute(text("SELECT 1"))
-                return int((await asyncio.wait_for(read, timeout=10)).scalar_one())
+
+            async def one(session: AsyncSession) -> int:
+                return int((await session.execute(text("SELECT 1"))).scalar_one())
+
+            return await asyncio.wait_for(database.read(one), timeout=10)
 
     assert _with_database(_url(backend, tmp_path, request), body) == 1
