@@ -87,6 +87,7 @@ def create_app(settings: Settings) -> Litestar:
             refusal = bind_refusal(settings, await runtime.keys.count_active())
             if refusal:
                 raise ConfigError(refusal)
+            await runtime.database.open_reads()
             metrics.add_collector(
                 RunGaugeCollector(settings.database_url, ttl_s=settings.run_gauges_ttl_s)
             )

@@ -140,7 +140,7 @@ class Service:
             code = None if self.proc is None else self.proc.returncode
             raise BenchError(f"{self.name} exited (code {code}):\n{_tail(self.log)}")
 
-    def wait_http(self, url: str, timeout: float = 90) -> None:
+    def wait_http(self, url: str, timeout: float = 90, interval_s: float = 0.1) -> None:
         """Wait until ``url`` answers 200 (the process's HTTP server is up)."""
         deadline = time.monotonic() + timeout
         while True:
@@ -153,7 +153,7 @@ class Service:
                 pass
             if time.monotonic() > deadline:
                 raise BenchError(f"{self.name} did not answer {url} in {timeout:g} s")
-            time.sleep(0.1)
+            time.sleep(interval_s)
 
     def stop(self, timeout: float = 15) -> None:
         proc, self.proc = self.proc, None

@@ -49,6 +49,9 @@ COMPARED = (
     "rss_mb.api_embedded",
     "rss_mb.api_celery",
     "rss_mb.worker",
+    "startup.api_embedded.ready_s",
+    "startup.api_celery.ready_s",
+    "startup.worker.ready_s",
     "duration_s",
 )
 
@@ -262,6 +265,16 @@ def print_results(console: Console, results: dict[str, Any]) -> None:
     if rss:
         console.print(
             "Peak RSS (MB): " + ", ".join(f"{name} {_fmt(v, 0)}" for name, v in rss.items())
+        )
+
+    started = results.get("startup", {})
+    if started:
+        console.print(
+            "Time to ready, each process alone (s, peak RSS MB): "
+            + ", ".join(
+                f"{name} {_fmt(v.get('ready_s'), 2)} ({_fmt(v.get('peak_rss_mb'), 0)})"
+                for name, v in started.items()
+            )
         )
 
     targets = Table(title="DESIGN.md section 7 targets")

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import psutil
 
-from judge.bench import measure
+from judge.bench import measure, startup
 from judge.bench.databases import fresh_databases
 from judge.bench.procs import (
     BenchError,
@@ -248,6 +248,20 @@ def _measure_mode(
     return out
 
 
+def _measure_startup(
+    envs: dict[str, dict[str, str]], tmp: Path, progress: Progress
+) -> dict[str, Any]:
+    """Each service process started alone: seconds until ready, and peak RSS meanwhile."""
+    out: dict[str, Any] = {}
+    for mode, env in envs.items():
+        progress(f"start-up: judge serve ({mode}), alone")
+        out[f"api_{mode}"] = startup.api_ready(mode, env, tmp)
+        if mode == "celery":
+            progress("start-up: judge worker, alone")
+            out["worker"] = startup.worker_ready(env, tmp)
+    return out
+
+
 def run_benchmark(
     profile: Profile,
     *,
@@ -298,10 +312,7 @@ def run_benchmark(
                 jsonl = to_jsonl(synthetic_items(profile.items, tag="batch"))
                 items_file.write_bytes(jsonl)
 
-                # Every process starts now, in parallel (imports take seconds each); they sit idle
-                # while the baseline runs, and each mode is measured alone after it.
-                progress("starting the services and the baseline (imports overlap)")
-                runs: list[ModeProcesses] = []
+                envs: dict[str, dict[str, str]] = {}
                 for mode in modes:
                     env = dict(db_env[mode]) | {"JUDGE_SIMULATOR__URL": sim.base_url}
                     if mode == "celery":
@@ -312,6 +323,14 @@ def run_benchmark(
                             continue
                         env["JUDGE_REDIS_URL"] = url
                         results["redis"] = how
+                    envs[mode] = env
+                results["startup"] = _measure_startup(envs, tmp, progress)
+
+                # Every process starts now, in parallel (imports take seconds each); they sit idle
+                # while the baseline runs, and each mode is measured alone after it.
+                progress("starting the services and the baseline (imports overlap)")
+                runs: list[ModeProcesses] = []
+                for mode, env in envs.items():
                     procs = ModeProcesses(mode, profile, env, tmp)
                     stack.callback(procs.stop, rss)
                     procs.start(rss)

@@ -31,11 +31,14 @@ class BatchReader:
 
     async def view(self, batch_id: str) -> BatchView | None:
         """The batch's progress as ``GET /v1/batches/{id}`` shows it; None if unknown."""
-        async with self.database.session() as session:
-            batch = await repo.get_batch(session, batch_id)
-            if batch is None:
-                return None
-            progress = await repo.batch_progress(session, batch)
+        # on the database's read loop and pool (a poll never waits behind running jobs), in
+        # one statement
+        found = await self.database.read(
+            lambda session: repo.batch_with_progress(session, batch_id)
+        )
+        if found is None:
+            return None
+        batch, progress = found
         return BatchView(
             owner_key_id=batch.owner_key_id,
             view={

@@ -242,9 +242,6 @@ class JobService:
                 claim = await repo.claim_job(
                     session, job_id, lease_s=lease, max_attempts=self.settings.worker.max_attempts
                 )
-                if claim == repo.BUSY:
-                    return False
-                job = await repo.get_job(session, job_id)
         except Exception:
             # the claim may have committed before the connection died: if so, nobody runs
             # the job until its lease lapses. Release it once the database is back (a claim
@@ -253,9 +250,10 @@ class JobService:
             self.orphans.add(job_id)
             raise
         self.orphans.discard(job_id)
+        job = claim.job
         if job is None:
             return False
-        if claim == repo.EXHAUSTED:
+        if claim.outcome == repo.EXHAUSTED:
             log.error("job %s: %s", job_id, job.error)
             metrics.job_finished(job.rubric_id, "failed")
             if job.batch_id:

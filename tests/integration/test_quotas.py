@@ -156,9 +156,8 @@ def test_claims_are_capped_then_the_job_fails_with_a_reason(
             outcomes = []
             for _ in range(6):
                 async with database.session() as session:
-                    outcomes.append(
-                        await repo.claim_job(session, job.id, lease_s=-1, max_attempts=5)
-                    )
+                    claim = await repo.claim_job(session, job.id, lease_s=-1, max_attempts=5)
+                    outcomes.append(claim.outcome)
             async with database.session() as session:
                 return outcomes, await repo.get_job(session, job.id)
         finally:
