@@ -94,3 +94,18 @@ class JudgeMisconfigured(ConfigError):
         )
         self.model = model
         self.reason = reason
+
+
+class DatabaseUnavailable(JudgeError):
+    """The database does not answer (or answered that it is going away): retry later."""
+
+
+class DatabaseNotMigrated(JudgeError):
+    """The database's schema is not this version's: ``judge db upgrade`` fixes it.
+    ``where`` is the database's URL with any password already masked."""
+
+    def __init__(self, where: str, current: str | None, head: str) -> None:
+        super().__init__(
+            f"the database at {where} is at schema revision {current or 'none'}, "
+            f"but this version of empathy-judge needs {head}: run `judge db upgrade` first"
+        )

@@ -34,18 +34,44 @@ from judge.api.quotas import Quotas
 from judge.api.reliability_routes import create_canary, get_reliability, list_canaries
 from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
 from judge.api.state import ApiState
+from judge.errors import ConfigError
 from judge.services.outbox import OutboxDispatcher, OutboxDrainer
 from judge.services.run_gauges import RunGaugeCollector
 from judge.services.runner import InProcessRunner, JobWaiter
 from judge.services.runtime import build_runtime
 from judge.services.submissions import KeyCache
-from judge.settings import Settings
+from judge.settings import Settings, is_loopback
 from judge.tracing import configure_tracing, shutdown_tracing
 
 log = logging.getLogger(__name__)
 
 
+def bind_refusal(settings: Settings, active_keys: int | None = None) -> str | None:
+    """Why this app must not serve on ``settings.api.host`` (None when it may): without keys
+    anyone who can reach a non-loopback address could use it, and with keys required but none
+    created every request would be refused. ``active_keys`` None: not known yet."""
+    host = settings.api.host
+    if is_loopback(host):
+        return None
+    if not settings.api.keys_required():
+        return (
+            f"refusing to bind {host} with api.require_keys off: anyone who can reach this "
+            "address could use the service. Unset JUDGE_API__REQUIRE_KEYS or bind 127.0.0.1."
+        )
+    if active_keys == 0:
+        return (
+            f"refusing to bind {host}: API keys are required there and none exist, so every "
+            "request would be refused. Create one with `judge keys create NAME`."
+        )
+    return None
+
+
 def create_app(settings: Settings) -> Litestar:
+    """The app for ``settings`` (``settings.api.host`` is the address it will be bound to);
+    raises :class:`ConfigError` when :func:`bind_refusal` forbids serving there."""
+    refusal = bind_refusal(settings)
+    if refusal:
+        raise ConfigError(refusal)
     plugins: list[Any] = []
     if configure_tracing("empathy-judge-api", celery=bool(settings.redis_url)):
         from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
@@ -59,6 +85,9 @@ def create_app(settings: Settings) -> Litestar:
         try:
             await runtime.database.check_migrated()
             await runtime.database.open_reads()
+            refusal = bind_refusal(settings, await runtime.keys.count_active())
+            if refusal:
+                raise ConfigError(refusal)
             metrics.add_collector(
                 RunGaugeCollector(settings.database_url, ttl_s=settings.run_gauges_ttl_s)
             )

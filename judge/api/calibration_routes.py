@@ -4,6 +4,8 @@ scope). A run belongs to the key that started it: other keys get 404 (``admin`` 
 from __future__ import annotations
 
 import contextlib
+import functools
+import time
 from typing import Annotated, Any
 
 from litestar import Request, Response, get, post
@@ -22,6 +24,7 @@ from judge.services.calibration import CalibrationNotFound, CalibrationTooLarge
 from judge.services.calibration_html import render_report_html
 from judge.services.calibration_insights import CalibrationNotReady
 from judge.services.calibration_stats import RESAMPLE_SEED
+from judge.services.run_batches import view_when_reported
 
 
 class CalibrationRequest(BaseModel):
@@ -70,6 +73,7 @@ async def create_calibration(
     state = api_state(request)
     who = principal(request)
     timeout = min(wait or 0.0, state.runtime.settings.api.max_wait_s)
+    until = time.monotonic() + timeout
     waiting = state.quotas.waiter(who.owner) if timeout > 0 else contextlib.nullcontext()
     async with waiting:
         await state.quotas.check_queue(who.owner, len(data.items))
@@ -86,7 +90,7 @@ async def create_calibration(
         await state.dispatcher.dispatch(job_ids)
         if timeout > 0:
             await state.waiter.wait(job_ids, timeout)
-    view = await _view(request, run.id)
+    view = await view_when_reported(functools.partial(_view, request, run.id), until=until)
     status = 200 if view["status"] == "completed" else 202
     return Response(view, status_code=status, headers={"Location": f"/v1/calibrations/{run.id}"})
 

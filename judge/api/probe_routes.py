@@ -4,6 +4,8 @@ and report; a probe belongs to the key that started it (another key gets 404; ad
 from __future__ import annotations
 
 import contextlib
+import functools
+import time
 from typing import Annotated, Any, Literal
 
 from litestar import Request, Response, get, post
@@ -14,6 +16,7 @@ from judge.api.auth import principal
 from judge.api.problems import ProblemError
 from judge.api.routes import PANEL_MAX, RUBRIC_ID_MAX, JobId
 from judge.api.state import api_state
+from judge.domain.wire import RUN_STATUS_DESCRIPTION
 from judge.services.probes import (
     DEFAULT_FILLER_WORDS,
     DEFAULT_PERMUTATIONS,
@@ -21,6 +24,7 @@ from judge.services.probes import (
     ProbeNotFound,
     ProbeOptions,
 )
+from judge.services.run_batches import view_when_reported
 
 
 class ProbeRequest(BaseModel):
@@ -58,6 +62,7 @@ async def create_probe(
     state = api_state(request)
     who = principal(request)
     timeout = min(wait or 0.0, state.runtime.settings.api.max_wait_s)
+    until = time.monotonic() + timeout
     waiting = state.quotas.waiter(who.owner) if timeout > 0 else contextlib.nullcontext()
     async with waiting:
         await state.quotas.check_queue(who.owner, len(data.items))
@@ -72,11 +77,16 @@ async def create_probe(
         await state.dispatcher.dispatch(job_ids)
         if timeout > 0:
             await state.waiter.wait(job_ids, timeout)
-    view = await _view(request, run.id)
+    view = await view_when_reported(functools.partial(_view, request, run.id), until=until)
     status = 200 if view["status"] == "completed" else 202
     return Response(view, status_code=status, headers={"Location": f"/v1/probes/{run.id}"})
 
 
-@get("/v1/probes/{run_id:str}", opt={"scope": "calibrate"}, summary="A bias probe and its report")
+@get(
+    "/v1/probes/{run_id:str}",
+    opt={"scope": "calibrate"},
+    summary="A bias probe and its report",
+    description=f"`status`: {RUN_STATUS_DESCRIPTION}",
+)
 async def get_probe(request: Request[Any, Any, Any], run_id: JobId) -> dict[str, Any]:
     return await _view(request, run_id)

@@ -24,8 +24,14 @@ from litestar.exceptions import (
 )
 
 from judge.domain.wire import PROBLEM_JSON
-from judge.errors import ConfigError, ItemInvalid, JudgeError, PanelNotFound, RubricNotFound
-from judge.persistence.database import is_unavailable
+from judge.errors import (
+    ConfigError,
+    DatabaseUnavailable,
+    ItemInvalid,
+    JudgeError,
+    PanelNotFound,
+    RubricNotFound,
+)
 
 log = logging.getLogger(__name__)
 
@@ -125,8 +131,16 @@ def _retry_after(request: Request[Any, Any, Any]) -> int:
     return state.runtime.settings.api.retry_after_s if state is not None else 5
 
 
+def _is_outage(request: Request[Any, Any, Any], exc: Exception) -> bool:
+    """The database (as the service runtime classifies its errors) or the queue is down."""
+    if isinstance(exc, ConnectionError | DatabaseUnavailable):
+        return True
+    state = getattr(request.app.state, "api", None)
+    return state is not None and state.runtime.is_outage(exc)
+
+
 def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
-    if is_unavailable(exc) or isinstance(exc, ConnectionError):
+    if _is_outage(request, exc):
         log.error(
             "a dependency failed on %s %s [request %s]: %r",
             request.method,

@@ -28,7 +28,7 @@ from judge.domain.wire import (
     JobStatus,
     JobStatusLine,
 )
-from judge.persistence import jobs as repo
+from judge.services.batch_views import is_finished
 from judge.services.jobs import Rejection, job_view
 from judge.services.submissions import Submission
 
@@ -116,7 +116,7 @@ async def create_score(
     if job is None:  # only if the database lost it
         raise ProblemError(404, f"no score with id {job_id!r}", field="id")
     location = f"/v1/scores/{job.id}"
-    finished = job.status in (repo.COMPLETED, repo.FAILED)
+    finished = is_finished(job)
     return Response(
         job_view(job), status_code=200 if finished else 202, headers={"Location": location}
     )
@@ -239,31 +239,10 @@ def _body_problem(exc: ValueError) -> ProblemError:
 
 
 async def _batch_view(state: ApiState, batch_id: str, who: Principal) -> dict[str, Any]:
-    found = await state.runtime.database.read(
-        lambda session: repo.batch_with_progress(session, batch_id)
-    )
-    if found is None or not who.can_read(found[0].owner_key_id):
+    found = await state.runtime.batches.view(batch_id)
+    if found is None or not who.can_read(found.owner_key_id):
         raise ProblemError(404, f"no batch with id {batch_id!r}", field="id")
-    batch, progress = found
-    return {
-        "id": batch.id,
-        "status": progress.status,
-        "rubric": {
-            "id": batch.rubric_id,
-            "version": batch.rubric_version,
-            "hash": batch.rubric_hash,
-        },
-        "panel_name": batch.panel_name,
-        "total": progress.total,
-        "queued": progress.queued,
-        "running": progress.running,
-        "completed": progress.completed,
-        "failed": progress.failed,
-        "rejected": batch.rejected,
-        "rejections": json.loads(batch.rejections_json),
-        "created_at": batch.created_at.isoformat(),
-        "results": f"/v1/batches/{batch.id}/results",
-    }
+    return found.view
 
 
 @get(
@@ -289,21 +268,10 @@ async def get_batch_results(request: Request[Any, Any, Any], batch_id: JobId) ->
     page = state.runtime.settings.api.results_page
 
     async def lines() -> AsyncIterator[bytes]:
-        after = -1
-        while True:
-            # a session per page, released before the page is sent: a slow reader holds
-            # no database connection
-            async with state.runtime.database.session() as session:
-                jobs = await repo.batch_jobs_page(session, batch_id, after=after, limit=page)
-            if not jobs:
-                return
-            for job in jobs:
-                view = job_view(job)
-                view["line"] = job.position
-                view["batch_id"] = batch_id
+        async for views in state.runtime.batches.result_pages(batch_id, page):
+            for view in views:
                 # ASCII-escaped: no raw U+2028/U+2029/U+0085 that line splitters
                 # (str.splitlines, httpx's iter_lines) would take for line breaks
                 yield (json.dumps(view) + "\n").encode()
-            after = jobs[-1].position if jobs[-1].position is not None else after + page
 
     return Stream(lines(), media_type=NDJSON)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,9 +20,10 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import psutil
+
+from judge.bench.redis_local import RedisClaims, RedisServer, redis_answers
 
 MB = 1024 * 1024
 
@@ -236,46 +236,16 @@ BENCH_REDIS_DBS = tuple(range(7, 0, -1))
 CLAIM_KEY = "judge-bench:claim"
 
 
-def _client(url: str) -> Any:
-    import redis
-
-    return redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=5)
-
-
 def _ping(url: str) -> bool:
+    host_port = url.split("//", 1)[1].split("/", 1)[0]
+    host, _, port = host_port.rpartition(":")
+    return redis_answers(host, int(port))
+
+
+def _flush(url: str) -> None:
     import redis
 
-    try:
-        with _client(url) as client:
-            return bool(client.ping())
-    except redis.RedisError:
-        return False
-
-
-def _claim(url: str) -> bool:
-    """Take database ``url`` for this run: only when it is empty, or holds the claim of a
-    benchmark process that is gone (then it is flushed). Others' data is never touched."""
-    mine = f"judge-bench:{socket.gethostname()}:{os.getpid()}"
-    with _client(url) as client:
-        if client.dbsize() == 0 and client.set(CLAIM_KEY, mine, nx=True):
-            return True
-        owner = (client.get(CLAIM_KEY) or b"").decode()
-        _, _, rest = owner.partition(":")
-        host, _, pid = rest.rpartition(":")
-        stale = (
-            owner.startswith("judge-bench:")
-            and host == socket.gethostname()
-            and pid.isdigit()
-            and not psutil.pid_exists(int(pid))
-        )
-        if stale:
-            client.flushdb()
-            return bool(client.set(CLAIM_KEY, mine, nx=True))
-    return False
-
-
-def _release(url: str) -> None:
-    with contextlib.suppress(Exception), _client(url) as client:
+    with contextlib.suppress(Exception), redis.Redis.from_url(url, socket_timeout=5) as client:
         client.flushdb()
 
 
@@ -288,59 +258,34 @@ def provide_redis(url: str | None, db: int | None) -> Iterator[tuple[str | None,
     if url:
         if not _ping(url):
             raise BenchError(f"Redis at {url} does not answer")
-        _release(url)
+        _flush(url)
         try:
             yield url, "given (flushed)"
         finally:
-            _release(url)
+            _flush(url)
         return
-    if _ping("redis://127.0.0.1:6379/0"):
-        for index in (db,) if db is not None else BENCH_REDIS_DBS:
-            local = f"redis://127.0.0.1:6379/{index}"
-            if _claim(local):
-                try:
-                    yield local, f"127.0.0.1:6379 db {index} (claimed, flushed after)"
-                finally:
-                    _release(local)
-                return
+    if redis_answers("127.0.0.1", 6379):
+        claims = RedisClaims(
+            "127.0.0.1", 6379, (db,) if db is not None else BENCH_REDIS_DBS, CLAIM_KEY
+        )
+        local = claims.acquire()
+        if local is not None:
+            try:
+                yield local, f"127.0.0.1:6379 db {local.rsplit('/', 1)[1]} (claimed, flushed after)"
+            finally:
+                claims.release(local)
+            return
         if db is not None:
             raise BenchError(f"Redis database {db} on 127.0.0.1:6379 is in use by someone else")
-    server = shutil.which("redis-server")
-    if server is None:
-        yield None, "no Redis answers on 127.0.0.1:6379 and redis-server is not installed"
-        return
-    port = free_port()
     with tempfile.TemporaryDirectory(prefix="judge-bench-redis-") as tmp:
-        proc = subprocess.Popen(
-            [
-                server,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                tmp,
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
         try:
-            private = f"redis://127.0.0.1:{port}/0"
-            deadline = time.monotonic() + 10
-            while not _ping(private):
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise BenchError("the private redis-server did not start")
-                time.sleep(0.05)
-            yield private, f"private redis-server on port {port}"
+            server = RedisServer(Path(tmp), free_port()).start(timeout=10)
+        except FileNotFoundError:
+            yield None, "no Redis answers on 127.0.0.1:6379 and redis-server is not installed"
+            return
+        except RuntimeError as exc:
+            raise BenchError(f"the private redis-server did not start: {exc}") from None
+        try:
+            yield server.url(), f"private redis-server on port {server.port}"
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            server.kill()

@@ -1,31 +1,17 @@
-"""Build what scoring needs for one CLI run: settings, rubrics, a client, the panel, and the
-simulator when the panel uses simulated judges."""
+"""How a command gets its services: the one composition root
+(:func:`judge.services.runtime.build_runtime`), with the bundled simulator started first when
+a panel it will call uses simulated judges, and everything closed on exit."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 
-from judge.errors import ConfigError
-from judge.llm.routing import RoutingClient
-from judge.llm.settings_bridge import routing_client
-from judge.panel.run import Panel
-from judge.rubrics import RubricRegistry
-from judge.services.panels import needs_simulator, panel_spec, resolve_panel
-from judge.services.scoring import Scorer
+from judge.cli._simulator import simulator_for
+from judge.services.runtime import ServiceRuntime, build_runtime
 from judge.settings import JudgeSpec, PanelSpec, Settings
 
 SIM_PREFIX = "sim:"
-
-
-@dataclass
-class Runtime:
-    settings: Settings
-    registry: RubricRegistry
-    scorer: Scorer
-    panel: Panel
-    client: RoutingClient  # close it (``aclose``) on the loop that scored
 
 
 def adhoc_panel(models: tuple[str, ...]) -> PanelSpec:
@@ -39,40 +25,22 @@ def adhoc_panel(models: tuple[str, ...]) -> PanelSpec:
     return PanelSpec(judges=tuple(judges), quorum=min(2, len(judges)))
 
 
-@contextmanager
-def scoring_runtime(
+@asynccontextmanager
+async def service_runtime(
     settings: Settings,
     *,
-    panel_name: str | None,
-    models: tuple[str, ...] = (),
-    per_dimension: bool = False,
-    registry: RubricRegistry | None = None,
-) -> Iterator[Runtime]:
-    """``registry``: rubrics already loaded by the caller (so it can validate its input before
-    LiteLLM is imported and the simulator started); by default loaded from settings."""
-    registry = registry or RubricRegistry.from_directory(settings.rubrics_dir)
-    if models:
-        name, spec = "adhoc", adhoc_panel(models)
-    else:
-        name, spec = panel_spec(settings, panel_name)
-    if per_dimension:
-        spec = spec.model_copy(update={"per_dimension_calls": True})
-    client = routing_client(settings)
-    with ExitStack() as stack:
-        simulator_url = settings.simulator.url
-        if simulator_url is None and needs_simulator(spec):
-            from judge.simulator.options import SimulatorOptions
-            from judge.simulator.process import SimulatorProcess, SimulatorStartError
-
-            options = SimulatorOptions(
-                latency_ms=settings.simulator.latency_ms,
-                jitter_ms=settings.simulator.jitter_ms,
-                rubrics_dir=settings.rubrics_dir,
-            )
-            try:
-                sim = stack.enter_context(SimulatorProcess(options))
-            except SimulatorStartError as exc:
-                raise ConfigError(f"cannot start the bundled LLM simulator: {exc}") from None
-            simulator_url = sim.base_url
-        panel = resolve_panel(settings, spec, name=name, simulator_url=simulator_url)
-        yield Runtime(settings, registry, Scorer(registry=registry, client=client), panel, client)
+    runs_jobs: bool = True,
+    stored: bool = True,
+    panels: Sequence[PanelSpec] | None = None,
+) -> AsyncIterator[ServiceRuntime]:
+    """The services for one command. ``panels``: those it will call (default: every
+    configured one; none when it runs no jobs). With ``stored`` the database must be at this
+    version's schema (a :class:`~judge.errors.JudgeError` naming the fix otherwise)."""
+    with simulator_for(settings, panels if runs_jobs else ()) as settings:
+        runtime = build_runtime(settings, runs_jobs=runs_jobs, stored=stored)
+        try:
+            if stored:
+                await runtime.database.check_migrated()
+            yield runtime
+        finally:
+            await runtime.close()

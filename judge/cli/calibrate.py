@@ -31,21 +31,19 @@ from judge.settings import load_settings
 async def _run_here(
     rubric_id: str, panel: str | None, items: list[Any], label: str | None
 ) -> dict[str, Any]:
-    from judge.services.panels import check_credentials, default_panel_name
-    from judge.services.runtime import build_runtime
+    from judge.cli._runtime import service_runtime
+    from judge.services.panels import check_credentials, default_panel_name, panel_spec
 
     settings = load_settings()
     check_credentials(settings, [panel or default_panel_name(settings)])
-    runtime = build_runtime(settings)
-    try:
-        await runtime.database.check_migrated()
+    async with service_runtime(settings, panels=[panel_spec(settings, panel)[1]]) as runtime:
         run, job_ids = await runtime.calibrations.submit(
             rubric_id=rubric_id, panel_name=panel, items=items, label=label
         )
         await runtime.jobs.run_all(job_ids)
+        # the last job's follower has stored the report; if it failed (logged), store it now
+        await runtime.calibrations.finalize(run.id)
         return await runtime.calibrations.view(run.id)
-    finally:
-        await runtime.close()
 
 
 #: ``judge calibrate --url`` waits this long for the run (a large set on a slow panel)

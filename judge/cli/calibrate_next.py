@@ -27,14 +27,10 @@ KEY_OPTION = click.option("--key", envvar="JUDGE_API_KEY", default=None)
 
 
 async def _here(call: Callable[[ServiceRuntime], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
-    from judge.services.runtime import build_runtime
+    from judge.cli._runtime import service_runtime
 
-    runtime = build_runtime(load_settings(), runs_jobs=False)
-    try:
-        await runtime.database.check_migrated()
+    async with service_runtime(load_settings(), runs_jobs=False) as runtime:
         return await call(runtime)
-    finally:
-        await runtime.close()
 
 
 def _remote(

@@ -12,8 +12,9 @@ import click
 from rich.table import Table
 
 from judge.cli._output import FORMAT_OPTION, console, fail, print_json
+from judge.cli._runtime import service_runtime
 from judge.errors import JudgeError
-from judge.services.runtime import ServiceRuntime, build_runtime
+from judge.services.runtime import ServiceRuntime
 from judge.settings import Settings, load_settings
 
 T = TypeVar("T")
@@ -29,12 +30,8 @@ def parse_interval(text: str) -> float:
 
 def _with_runtime(action: Callable[[ServiceRuntime], Awaitable[T]]) -> T:
     async def run() -> T:
-        runtime = build_runtime(load_settings())
-        try:
-            await runtime.database.check_migrated()
+        async with service_runtime(load_settings()) as runtime:
             return await action(runtime)
-        finally:
-            await runtime.close()
 
     try:
         return asyncio.run(run())

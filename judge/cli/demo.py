@@ -15,20 +15,19 @@ import click
 
 from judge.cli._output import console, fail
 from judge.cli._render import print_result
+from judge.cli._runtime import service_runtime
 from judge.domain.result import ScoreResult
 from judge.errors import JudgeError
-from judge.persistence.database import safe_url
 from judge.samples import SAMPLES, load_sample
+from judge.services import admin
 from judge.services.runner import InProcessRunner, JobWaiter
-from judge.services.runtime import build_runtime
 from judge.settings import load_settings
 
 
 async def _run_demo(panel_name: str | None) -> tuple[list[tuple[str, ScoreResult]], str, bool]:
     settings = load_settings()
-    runtime = build_runtime(settings)
-    try:
-        await runtime.database.upgrade()
+    await admin.upgrade(settings.database_url)
+    async with service_runtime(settings) as runtime:
         waiter = JobWaiter(runtime.jobs)
         runner = InProcessRunner(runtime.jobs, waiter, concurrency=settings.worker.concurrency)
         await runner.start()
@@ -51,9 +50,7 @@ async def _run_demo(panel_name: str | None) -> tuple[list[tuple[str, ScoreResult
                 raise JudgeError(f"sample {label} did not complete: {why}")
             results.append((label, ScoreResult.model_validate(json.loads(done.result_json))))
         simulated = runtime.jobs.panel(panel_name).simulated
-        return results, safe_url(settings.database_url), simulated
-    finally:
-        await runtime.close()
+        return results, admin.shown_url(settings.database_url), simulated
 
 
 @click.command("demo")

@@ -11,8 +11,7 @@ from rich.table import Table
 
 from judge.cli._output import FORMAT_OPTION, console, fail, print_json
 from judge.errors import JudgeError
-from judge.persistence.database import Database
-from judge.persistence.keys import SCOPES, KeyStore
+from judge.services.admin import SCOPES, KeyStore, keys_of
 from judge.settings import load_settings
 
 T = TypeVar("T")
@@ -20,12 +19,8 @@ T = TypeVar("T")
 
 def _with_store(action: Callable[[KeyStore], Awaitable[T]]) -> T:
     async def run() -> T:
-        database = Database(load_settings().database_url)
-        try:
-            await database.check_migrated()
-            return await action(KeyStore(database))
-        finally:
-            await database.dispose()
+        async with keys_of(load_settings().database_url) as store:
+            return await action(store)
 
     try:
         return asyncio.run(run())

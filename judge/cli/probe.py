@@ -32,21 +32,19 @@ REMOTE_WAIT_S = 24 * 3600.0
 async def _run_here(
     rubric_id: str, panel: str | None, kind: str, items: list[Any], options: ProbeOptions
 ) -> dict[str, Any]:
-    from judge.services.panels import check_credentials, default_panel_name
-    from judge.services.runtime import build_runtime
+    from judge.cli._runtime import service_runtime
+    from judge.services.panels import check_credentials, default_panel_name, panel_spec
 
     settings = load_settings()
     check_credentials(settings, [panel or default_panel_name(settings)])
-    runtime = build_runtime(settings)
-    try:
-        await runtime.database.check_migrated()
+    async with service_runtime(settings, panels=[panel_spec(settings, panel)[1]]) as runtime:
         run, job_ids = await runtime.probes.submit(
             rubric_id=rubric_id, panel_name=panel, kind=kind, items=items, options=options
         )
         await runtime.jobs.run_all(job_ids)
+        # the last job's follower has stored the report; if it failed (logged), store it now
+        await runtime.probes.finalize(run.id)
         return await runtime.probes.view(run.id)
-    finally:
-        await runtime.close()
 
 
 def _fmt(value: Any) -> str:

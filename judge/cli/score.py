@@ -12,13 +12,16 @@ import click
 
 from judge.cli._output import console, fail, print_json
 from judge.cli._render import print_result
-from judge.cli._runtime import scoring_runtime
+from judge.cli._runtime import adhoc_panel, service_runtime
 from judge.domain.item import Item
 from judge.domain.result import ScoreResult
+from judge.domain.rubric import Rubric
 from judge.errors import JudgeError
 from judge.rubrics import RubricRegistry
+from judge.services import admin
+from judge.services.panels import panel_spec, resolve_panel
 from judge.services.scoring import validate_for_rubric
-from judge.settings import load_settings
+from judge.settings import PanelSpec, Settings, load_settings
 
 
 def read_items(text: str, source: str) -> tuple[list[Any], str]:
@@ -84,28 +87,13 @@ def score(
             )
             for n, raw in enumerate(items)
         ]
-        with scoring_runtime(
-            settings,
-            panel_name=panel_name,
-            models=models,
-            per_dimension=per_dimension,
-            registry=registry,
-        ) as rt:
-
-            async def run_all() -> list[ScoreResult]:
-                # Bounded: a large JSON Lines file must not open a connection per item at once.
-                limit = asyncio.Semaphore(settings.worker.concurrency)
-
-                async def one(item: Item) -> ScoreResult:
-                    async with limit:
-                        return await rt.scorer.score(rubric, item, rt.panel)
-
-                try:
-                    return list(await asyncio.gather(*(one(i) for i in parsed)))
-                finally:
-                    await rt.client.aclose()
-
-            results = asyncio.run(run_all())
+        if models:
+            name, spec = "adhoc", adhoc_panel(models)
+        else:
+            name, spec = panel_spec(settings, panel_name)
+        if per_dimension:
+            spec = spec.model_copy(update={"per_dimension_calls": True})
+        results = asyncio.run(_score_all(settings, rubric, parsed, name, spec))
     except (JudgeError, OSError, UnicodeDecodeError) as exc:
         fail(getattr(exc, "message", None) or str(exc))
         return
@@ -130,6 +118,34 @@ def score(
         click.echo(f"error: {name}: every judge abstained on every dimension ({listed})", err=True)
     if unscored:
         sys.exit(ALL_ABSTAINED_EXIT)
+
+
+async def _score_all(
+    settings: Settings, rubric: Rubric, items: list[Item], name: str, spec: PanelSpec
+) -> list[ScoreResult]:
+    """Score ``items`` as the service would (same limits, cache, reliability settings and
+    stored calibrations); without a migrated database, with none of what it stores."""
+    stored = await admin.schema_ready(settings.database_url)
+    if not stored:
+        click.echo(
+            f"note: no database at this version's schema at "
+            f"{admin.shown_url(settings.database_url)}: scoring without the call cache and "
+            "without stored calibrations (flags rest on the rubrics' published priors); "
+            "`judge db upgrade` creates it",
+            err=True,
+        )
+    async with service_runtime(settings, stored=stored, panels=[spec]) as runtime:
+        panel = resolve_panel(
+            runtime.settings, spec, name=name, simulator_url=runtime.settings.simulator.url
+        )
+        # Bounded: a large JSON Lines file must not open a connection per item at once.
+        limit = asyncio.Semaphore(settings.worker.concurrency)
+
+        async def one(item: Item) -> ScoreResult:
+            async with limit:
+                return await runtime.jobs.scorer.score(rubric, item, panel)
+
+        return list(await asyncio.gather(*(one(i) for i in items)))
 
 
 #: Exit status when some item got no rating from any judge (2 is bad input or configuration).

@@ -7,11 +7,11 @@ import asyncio
 import click
 
 from judge.cli._output import fail
+from judge.cli._simulator import simulator_for
 from judge.errors import JudgeError
-from judge.persistence.database import Database, safe_url
-from judge.persistence.keys import KeyStore
+from judge.services import admin
 from judge.services.panels import check_credentials
-from judge.settings import Settings, is_loopback, load_settings
+from judge.settings import Settings, load_settings
 
 
 def _configure_metrics(settings: Settings) -> None:
@@ -23,17 +23,6 @@ def _configure_metrics(settings: Settings) -> None:
         metrics.clean_multiproc_dir(settings.metrics_dir)
 
 
-async def _prepare(settings: Settings, migrate: bool) -> int:
-    database = Database(settings.database_url)
-    try:
-        if migrate:
-            await database.upgrade()
-        await database.check_migrated()
-        return await KeyStore(database).count_active()
-    finally:
-        await database.dispose()
-
-
 @click.command("serve")
 @click.option("--host", default=None, help="bind address (default 127.0.0.1)")
 @click.option("--port", type=int, default=None, help="port (default 8000)")
@@ -42,33 +31,26 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
     """Run the HTTP API (jobs in-process, or on Celery workers when JUDGE_REDIS_URL is set)."""
     import uvicorn
 
-    from judge.api.app import create_app
+    from judge.api.app import bind_refusal, create_app
 
     try:
         settings = load_settings()
         _configure_metrics(settings)
         host = host or settings.api.host
         port = settings.api.port if port is None else port
-        active_keys = asyncio.run(_prepare(settings, migrate))
+        active_keys = asyncio.run(admin.prepare(settings.database_url, migrate=migrate))
         # with Redis the workers call the judges (and check their keys); no LiteLLM here
         check_credentials(settings, provider_rules=not settings.redis_url)
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", str(exc)))
         return
     settings.api.host = host  # the app enforces keys from the address it is bound to
+    refusal = bind_refusal(settings, active_keys)
+    if refusal:
+        fail(refusal)
     required = settings.api.keys_required()
-    if not required and not is_loopback(host):
-        fail(
-            f"refusing to bind {host} with api.require_keys off: anyone who can reach this "
-            "address could use the service. Unset JUDGE_API__REQUIRE_KEYS or bind 127.0.0.1."
-        )
-    if required and active_keys == 0 and not is_loopback(host):
-        fail(
-            f"refusing to bind {host}: API keys are required there and none exist, so every "
-            "request would be refused. Create one with `judge keys create NAME`."
-        )
     mode = (
-        f"Celery workers via {safe_url(settings.redis_url)}"
+        f"Celery workers via {admin.shown_url(settings.redis_url)}"
         if settings.redis_url
         else "in-process jobs"
     )
@@ -77,7 +59,7 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
     )
     click.echo(
         f"empathy-judge on http://{host}:{port} ({mode}; {auth}; "
-        f"database {safe_url(settings.database_url)})"
+        f"database {admin.shown_url(settings.database_url)})"
     )
     if settings.api.metrics_port:
         from judge import metrics
@@ -87,7 +69,14 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
     click.echo(
         f"API docs: http://{host}:{port}/schema/swagger  (OpenAPI JSON: /schema/openapi.json)"
     )
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="warning", lifespan="on")
+    try:
+        # embedded jobs with simulated judges need the bundled simulator; Celery workers
+        # start their own
+        with simulator_for(settings, None if not settings.redis_url else ()) as settings:
+            app = create_app(settings)
+            uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+    except JudgeError as exc:
+        fail(exc.message)
 
 
 @click.command("worker")
@@ -105,24 +94,28 @@ def worker(concurrency: int | None, loglevel: str) -> None:
             "(without one, `judge serve` runs jobs itself)"
         )
     try:
-        asyncio.run(_prepare(settings, migrate=False))
+        asyncio.run(admin.prepare(settings.database_url))
         check_credentials(settings)
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", str(exc)))
     from judge.worker.app import celery_app
 
-    celery_app.worker_main(
-        [
-            "worker",
-            "--pool=threads",
-            f"--concurrency={concurrency or settings.worker.concurrency}",
-            f"--loglevel={loglevel}",
-            "--queues=judge",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ]
-    )
+    args = [
+        "worker",
+        "--pool=threads",
+        f"--concurrency={concurrency or settings.worker.concurrency}",
+        f"--loglevel={loglevel}",
+        "--queues=judge",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+    try:
+        # the worker builds its runtime from the environment: it finds the URL there
+        with simulator_for(settings, export=True):
+            celery_app.worker_main(args)
+    except JudgeError as exc:
+        fail(exc.message)
 
 
 @click.group("db")
@@ -135,19 +128,12 @@ def upgrade() -> None:
     """Create or upgrade the schema to this version (idempotent)."""
     settings = load_settings()
 
-    async def run() -> tuple[str | None, str]:
-        database = Database(settings.database_url)
-        try:
-            return await database.upgrade()
-        finally:
-            await database.dispose()
-
     try:
-        before, after = asyncio.run(run())
+        before, after = asyncio.run(admin.upgrade(settings.database_url))
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", str(exc)))
         return
-    where = safe_url(settings.database_url)
+    where = admin.shown_url(settings.database_url)
     if before == after:
         click.echo(f"{where}: already at revision {after}")
     else:

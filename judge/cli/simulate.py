@@ -106,6 +106,15 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 )
 @click.option("--access-log/--no-access-log", default=False, show_default=True)
 @click.option(
+    "--exit-with-parent",
+    "parent_pid",
+    type=int,
+    default=None,
+    metavar="PID",
+    help="stop when process PID, the one that started this one, dies (Linux; judge commands "
+    "set it)",
+)
+@click.option(
     "--log-level",
     type=click.Choice(["critical", "error", "warning", "info", "debug"]),
     default="warning",
@@ -128,6 +137,7 @@ def simulate_llm(
     labels: tuple[Path, ...],
     rubrics_dir: Path | None,
     access_log: bool,
+    parent_pid: int | None,
     log_level: str,
 ) -> None:
     """Run the LLM simulator (simulated judges, never a real model). It speaks the OpenAI,
@@ -140,6 +150,8 @@ def simulate_llm(
     api_base="http://HOST:PORT/v1"; model="anthropic/accurate", api_base="http://HOST:PORT";
     model="gemini/accurate", api_base="http://HOST:PORT/v1beta".
     """
+    if parent_pid is not None:
+        _exit_with_parent(parent_pid)
     from judge.errors import JudgeError
     from judge.simulator import ReplayFileError, SimError, SimulatorOptions, build_state, create_app
     from judge.simulator.server import serve
@@ -184,3 +196,20 @@ def simulate_llm(
         )
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc}")
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Ask Linux to send SIGTERM when the parent dies (``prctl(PR_SET_PDEATHSIG)``): a
+    simulator started by ``judge serve`` must not outlive it, even when the server is
+    SIGKILLed or uvicorn ends it by re-raising SIGTERM before any cleanup runs."""
+    import ctypes
+    import os
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if os.getppid() != parent:  # it died before the request was made
+        sys.exit(0)

@@ -116,9 +116,19 @@ class CalibrationProgress(BaseModel):
     failed: int
 
 
+#: what a calibration or probe run's status means (their OpenAPI descriptions)
+RUN_STATUS_DESCRIPTION = (
+    "`running` while items are being scored; `finalizing` once every item is done and the "
+    "report is being computed and stored (reading a run never computes it: poll again); "
+    "`completed` with the report."
+)
+
+
 class CalibrationView(BaseModel):
     id: str
-    status: Literal["queued", "running", "completed", "failed"]
+    status: Literal["queued", "running", "finalizing", "completed", "failed"] = Field(
+        description=RUN_STATUS_DESCRIPTION
+    )
     label: str | None
     rubric: RubricRef
     panel_name: str

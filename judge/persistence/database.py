@@ -30,25 +30,15 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
-from judge.errors import JudgeError
+from judge.errors import DatabaseNotMigrated, DatabaseUnavailable
 from judge.persistence.reads import ReadLoop
+
+__all__ = ["Database", "DatabaseNotMigrated", "DatabaseUnavailable", "is_unavailable"]
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # Alembic logs "Context impl ..." at INFO on every revision check (each readiness probe).
 logging.getLogger("alembic.runtime.migration").setLevel(logging.WARNING)
 T = TypeVar("T")
-
-
-class DatabaseNotMigrated(JudgeError):
-    def __init__(self, url: str, current: str | None, head: str) -> None:
-        super().__init__(
-            f"the database at {safe_url(url)} is at schema revision {current or 'none'}, "
-            f"but this version of empathy-judge needs {head}: run `judge db upgrade` first"
-        )
-
-
-class DatabaseUnavailable(JudgeError):
-    pass
 
 
 #: asyncpg's errors for a server that is gone, going or not yet back (a restart), and for a
@@ -80,6 +70,18 @@ def is_unavailable(exc: BaseException) -> bool:
             return True
         seen = getattr(seen, "orig", None) or seen.__cause__
     return False
+
+
+def missing_sqlite_file(url: str) -> str | None:
+    """The path of the SQLite file ``url`` names when that file is not there (opening it
+    would create an empty database), else None (other backends, in-memory SQLite)."""
+    try:
+        parsed = make_url(normalise_url(url))
+    except ArgumentError:
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return None if Path(parsed.database).is_file() else parsed.database
 
 
 def safe_url(url: str) -> str:
@@ -210,7 +212,7 @@ class Database:
     async def check_migrated(self) -> None:
         current, head = await self.current_revision(), self.head_revision()
         if current != head:
-            raise DatabaseNotMigrated(self.url, current, head)
+            raise DatabaseNotMigrated(safe_url(self.url), current, head)
 
     async def ping(self) -> None:
         async with self.engine.connect() as connection:

@@ -7,16 +7,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 from sqlmodel import col
 
-from judge.persistence.database import normalise_url
+from judge.persistence.database import missing_sqlite_file, normalise_url
 from judge.persistence.tables import CalibrationRun
 
 
@@ -38,11 +36,9 @@ def _aware(moment: datetime) -> datetime:
 def _require_sqlite_file(url: str) -> None:
     """A gauge read never creates a database: a SQLite file that is not there is an error
     (raised before aiosqlite starts a thread, which would outlive a failed connect)."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
-        return
-    if not Path(parsed.database).is_file():
-        raise FileNotFoundError(f"no SQLite database at {parsed.database}")
+    missing = missing_sqlite_file(url)
+    if missing is not None:
+        raise FileNotFoundError(f"no SQLite database at {missing}")
 
 
 async def read_latest_runs(database_url: str) -> list[StoredRun]:

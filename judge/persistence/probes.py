@@ -1,4 +1,4 @@
-"""Probe runs: storage, and which dimensions a panel's latest verbosity probe marked.
+"""Which dimensions a panel's latest verbosity probe marked.
 
 A dimension stays ``length_sensitive`` for a rubric (content hash) and panel (signature) until
 a later completed verbosity probe of that panel clears it: only the latest one counts.
@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Protocol
+from typing import Protocol
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlmodel import col
 
 from judge.domain.rubric import Rubric
 from judge.persistence.database import Database
-from judge.persistence.tables import ProbeRun, utcnow
+from judge.persistence.tables import ProbeRun
 
 COMPLETED = "completed"
 VERBOSITY = "verbosity"
@@ -23,38 +23,6 @@ VERBOSITY = "verbosity"
 
 class _Panel(Protocol):
     def signature(self) -> str: ...
-
-
-async def run_of_batch(database: Database, batch_id: str) -> str | None:
-    async with database.session() as session:
-        rows = await session.execute(
-            select(col(ProbeRun.id)).where(col(ProbeRun.batch_id) == batch_id)
-        )
-        return rows.scalars().first()
-
-
-async def get_run(database: Database, run_id: str) -> ProbeRun | None:
-    async with database.session() as session:
-        return await session.get(ProbeRun, run_id)
-
-
-async def complete(
-    database: Database, run_id: str, report: dict[str, Any], flags: dict[str, Any]
-) -> bool:
-    """Store the report once (True in the process whose update stored it)."""
-    async with database.session() as session:
-        stored = await session.execute(
-            update(ProbeRun)
-            .where(col(ProbeRun.id) == run_id, col(ProbeRun.status) == "running")
-            .values(
-                status=COMPLETED,
-                report_json=json.dumps(report, ensure_ascii=False),
-                flags_json=json.dumps(flags),
-                finished_at=utcnow(),
-            )
-        )
-        await session.commit()
-    return bool(getattr(stored, "rowcount", 0))
 
 
 async def length_sensitive(database: Database, rubric_hash: str, signature: str) -> frozenset[str]:

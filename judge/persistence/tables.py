@@ -179,7 +179,7 @@ class ProbeRun(SQLModel, table=True):
     """A bias probe (verbosity, order, self-preference) of a panel on a rubric: a batch of
     kind ``probe`` whose jobs are the items' variants (``variants_json``: item index and
     variant name per job position). ``flags_json`` holds what scoring uses (the dimensions a
-    verbosity probe found ``length_sensitive``); ``owner`` the API key id that created it."""
+    verbosity probe found ``length_sensitive``)."""
 
     __tablename__ = "probe_runs"
     __table_args__ = (Index("ix_probe_lookup", "rubric_hash", "kind", "status"),)
@@ -193,7 +193,9 @@ class ProbeRun(SQLModel, table=True):
     panel_signature: str = Field(sa_column=Column(Text, nullable=False))
     status: str = Field(default="running", max_length=16)
     batch_id: str | None = Field(default=None, foreign_key="batches.id", max_length=32)
-    owner: str | None = Field(default=None, max_length=64)
+    owner_key_id: str | None = Field(
+        default=None, max_length=32, index=True, description="the API key that created it"
+    )
     n_items: int = 0
     simulated: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default=false())

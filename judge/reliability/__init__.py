@@ -15,7 +15,6 @@ from judge.reliability._classification import (
     PRF,
     accuracy,
     binary_prf,
-    macro_f1,
     mrr,
     recall_at_1,
 )
@@ -77,7 +76,6 @@ __all__ = [
     "krippendorff_alpha",
     "label_codes",
     "level_mix",
-    "macro_f1",
     "median_rater",
     "mrr",
     "ordinal_codes",

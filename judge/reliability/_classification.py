@@ -70,34 +70,6 @@ def accuracy(
     return sum(t == p for t, p in pairs) / len(pairs)
 
 
-def macro_f1(
-    y_true: Sequence[Hashable],
-    y_pred: Sequence[Hashable],
-    *,
-    labels: Sequence[Hashable] | None = None,
-    missing: Missing = "drop",
-) -> float:
-    """Unweighted mean over labels of the per-label F1 (scikit-learn's ``average="macro"``).
-
-    ``labels`` defaults to the union of the gold and predicted labels (missing predictions
-    excluded). A zero denominator counts as 0 (scikit-learn's ``zero_division=0``), so a
-    label in ``labels`` that is neither gold nor predicted anywhere scores F1 = 0. Missing
-    values as in :func:`accuracy`; with ``missing="miss"`` a missing prediction is a false
-    negative for its gold label and a false positive for none. NaN when no item is left.
-    """
-    pairs = _pairs(y_true, y_pred, missing)
-    if not pairs:
-        return math.nan
-    if labels is None:
-        classes = list(dict.fromkeys(v for pair in pairs for v in pair if v is not _NO_PREDICTION))
-    else:
-        classes = list(dict.fromkeys(label(v) for v in labels))
-    if not classes:
-        return math.nan
-    scores = [_prf(pairs, c).f1 for c in classes]
-    return sum(scores) / len(scores)
-
-
 def _prf(pairs: Sequence[tuple[Hashable, Hashable]], positive: Hashable) -> PRF:
     tp = sum(t == positive and p == positive for t, p in pairs)
     fp = sum(t != positive and p == positive for t, p in pairs)

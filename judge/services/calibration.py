@@ -1,11 +1,15 @@
 """Calibration runs: score expert-labelled items with a panel, measure agreement, store it.
 
 A run is a batch of kind ``calibration`` plus the experts' labels. When its last item is
-done (a batch hook, or lazily when the run is read) the report is computed and stored, and
-from then on reliability flags for that rubric version and panel composition use it.
+done the process that finished it computes and stores the report (the job service tells its
+follower, :class:`~judge.services.run_batches.RunFollower`, which calls
+:meth:`CalibrationService.finalize_batch`); a periodic sweep stores the reports such a process
+did not live to store. From then on reliability flags for that rubric version and panel
+composition use it. Reading a run never computes its report: until it is stored the run shows
+as ``finalizing``.
 
-A worker finishing the last item and an API request reading the run may both compute the
-report at the same moment; only the first update stores it (the status guard). Its gauges
+Two processes may compute the report at the same moment; only the first update stores it (the
+status guard in :func:`judge.persistence.runs.complete`). Its gauges
 (each rater's kappa, a canary run's drift) are read from the stored runs at scrape time by
 :mod:`judge.services.run_gauges`, in every process that serves ``/metrics``.
 """
@@ -14,14 +18,12 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import select, update
-from sqlmodel import col
 
 from judge import metrics
 from judge.domain.item import SUPPORTER_ROLES, StoredId
@@ -29,11 +31,13 @@ from judge.domain.rubric import RankedScale, Rubric
 from judge.domain.text_safety import json_problem, text_problem
 from judge.errors import ItemInvalid, JudgeError
 from judge.persistence import jobs as repo
+from judge.persistence import runs
 from judge.persistence.database import Database
-from judge.persistence.tables import Batch, CalibrationRun, ScoreJob, utcnow
+from judge.persistence.tables import Batch, CalibrationRun, ScoreJob
 from judge.services.calibration_report import ScoredItem, calibration_report, flag_inputs
+from judge.services.canary_drift import CanaryDrift
 from judge.services.jobs import DB_REFUSED, JobService, new_id
-from judge.services.run_batches import BatchesOfKind, progress_view
+from judge.services.run_batches import BatchRuns, progress_view, view_status
 from judge.services.stability import call_cost, intra_judge_stability
 
 CALIBRATION = "calibration"
@@ -98,18 +102,13 @@ def normalise_labels(
     return out
 
 
-FinalizeHook = Callable[[CalibrationRun, dict[str, Any]], Awaitable[dict[str, Any]]]
-
-
 @dataclass
-class CalibrationService:
+class CalibrationService(BatchRuns):
+    table: ClassVar[type[CalibrationRun]] = CalibrationRun
+    not_found: ClassVar[type[CalibrationNotFound]] = CalibrationNotFound
     jobs: JobService
-    #: may extend a report before it is stored (the canary service adds drift)
-    finalize_hooks: list[FinalizeHook] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._batches = BatchesOfKind(self.jobs.database, CALIBRATION)
-        self.jobs.batch_job_hooks.append(self._after_job)
+    #: adds the drift from the baseline to a canary run's report before it is stored
+    drift: CanaryDrift
 
     async def submit(
         self,
@@ -204,46 +203,17 @@ class CalibrationService:
         metrics.job_submitted(rubric.id, len(jobs))  # as they count when they finish
         return run, [j.id for j in jobs]
 
-    async def _after_job(self, job: ScoreJob) -> None:
-        batch_id = await self._batches.done_after(job)
-        if batch_id is not None:
-            await self.finalize_batch(batch_id)
-
-    async def finalize_batch(self, batch_id: str) -> None:
-        async with self.jobs.database.session() as session:
-            rows = await session.execute(
-                select(col(CalibrationRun.id)).where(col(CalibrationRun.batch_id) == batch_id)
-            )
-            run_id = rows.scalars().first()
-        if run_id is not None:
-            await self.finalize(run_id)
-            # Another process may have stored the report first (a read finalises lazily);
-            # either way this process must stop serving flags from before the run.
-            self._forget_calibrations()
-
-    def _forget_calibrations(self) -> None:
-        forget = getattr(self.jobs.scorer.calibrations, "forget", None)
-        if callable(forget):
-            forget()
-
-    async def finalize(self, run_id: str) -> CalibrationRun:
-        """Compute and store the report once every item is done (idempotent)."""
-        async with self.jobs.database.session() as session:
-            run = await session.get(CalibrationRun, run_id)
-            if run is None:
-                raise CalibrationNotFound(run_id)
-            if run.status != "running" or run.batch_id is None:
-                return run
-            batch = await repo.get_batch(session, run.batch_id)
-            assert batch is not None
-            progress = await repo.batch_progress(session, batch)
-            if not progress.done:
-                return run
-            jobs = [job async for job in repo.iter_batch_jobs(session, batch.id)]
+    async def finalize(self, run_id: str) -> bool:
+        """Compute and store the report when every item is done and none is stored yet;
+        True when this call stored it."""
+        finished = await runs.finished_unreported(self.jobs.database, CalibrationRun, run_id)
+        if finished is None:
+            return False
+        run = finished.run
         rubric = self.jobs.rubric(run.rubric_id, run.rubric_version)
         panel = self.jobs.panel(run.panel_name)
         judges = [t.model for t in panel.judges]
-        items = scored_items(run, jobs)
+        items = scored_items(run, finished.jobs)
         # bootstrap CIs take seconds on large runs: off the event loop (an API serves on it)
         report = await anyio.to_thread.run_sync(
             functools.partial(
@@ -260,35 +230,24 @@ class CalibrationService:
         report["stability"] = intra_judge_stability(rubric, items)
         report["cost"] = call_cost(panel, items)
         report["label"] = run.label
-        report["failed_items"] = progress.failed
-        for hook in self.finalize_hooks:
-            report = await hook(run, report)
-        async with self.jobs.database.session() as session:
-            await session.execute(
-                update(CalibrationRun)
-                .where(col(CalibrationRun.id) == run.id, col(CalibrationRun.status) == "running")
-                .values(
-                    status="completed",
-                    report_json=json.dumps(report, ensure_ascii=False),
-                    dimensions_json=json.dumps(flag_inputs(report)),
-                    finished_at=utcnow(),
-                )
-            )
-            await session.commit()
-            refreshed = await session.get(CalibrationRun, run.id, populate_existing=True)
-        self._forget_calibrations()
-        assert refreshed is not None
-        return refreshed
+        report["failed_items"] = finished.failed
+        report = await self.drift.added(run, report)
+        stored = await runs.complete(
+            self.jobs.database,
+            CalibrationRun,
+            run.id,
+            report,
+            dimensions_json=json.dumps(flag_inputs(report)),
+        )
+        # stored here or by another process: either way stop serving flags from before it
+        self.jobs.scorer.calibrations.forget()
+        return stored
 
     async def repeat(
         self, run_id: str, *, canary_id: str | None, label: str | None
     ) -> tuple[CalibrationRun, list[str]]:
         """A new run on the items and labels of ``run_id``, bypassing the LLM call cache."""
-        async with self.jobs.database.session() as session:
-            run = await session.get(CalibrationRun, run_id)
-            if run is None or run.batch_id is None:
-                raise CalibrationNotFound(run_id)
-            jobs = [job async for job in repo.iter_batch_jobs(session, run.batch_id)]
+        run, jobs = await _with_jobs(self.jobs.database, run_id)
         labels: list[dict[str, Any]] = json.loads(run.labels_json)
         items = [
             {"id": job.item_id, "item": json.loads(job.item_json), "labels": labels[n]}
@@ -304,19 +263,15 @@ class CalibrationService:
             owner=run.owner_key_id,
         )
 
-    async def owner_of(self, run_id: str) -> str | None:
-        """The key that started the run; :class:`CalibrationNotFound` when there is none."""
-        async with self.jobs.database.session() as session:
-            run = await session.get(CalibrationRun, run_id)
+    async def view(self, run_id: str) -> dict[str, Any]:
+        """The run as stored (a read: it never computes the report)."""
+        run = await runs.get_run(self.jobs.database, CalibrationRun, run_id)
         if run is None:
             raise CalibrationNotFound(run_id)
-        return run.owner_key_id
-
-    async def view(self, run_id: str) -> dict[str, Any]:
-        run = await self.finalize(run_id)
+        progress = await progress_view(self.jobs.database, run.batch_id)
         view: dict[str, Any] = {
             "id": run.id,
-            "status": run.status,
+            "status": view_status(run.status, progress),
             "label": run.label,
             "rubric": {"id": run.rubric_id, "version": run.rubric_version, "hash": run.rubric_hash},
             "panel_name": run.panel_name,
@@ -325,7 +280,6 @@ class CalibrationService:
             "created_at": run.created_at.isoformat(),
             "report_url": f"/v1/calibrations/{run.id}/report",
         }
-        progress = await progress_view(self.jobs.database, run.batch_id)
         if progress is not None:
             view["progress"] = progress
         if run.report_json:
@@ -335,12 +289,15 @@ class CalibrationService:
 
 async def run_items(database: Database, run_id: str) -> tuple[CalibrationRun, list[ScoredItem]]:
     """A stored run and its items: the experts' labels with what each judge said."""
-    async with database.session() as session:
-        run = await session.get(CalibrationRun, run_id)
-        if run is None or run.batch_id is None:
-            raise CalibrationNotFound(run_id)
-        jobs = [job async for job in repo.iter_batch_jobs(session, run.batch_id)]
+    run, jobs = await _with_jobs(database, run_id)
     return run, scored_items(run, jobs)
+
+
+async def _with_jobs(database: Database, run_id: str) -> tuple[CalibrationRun, list[ScoreJob]]:
+    try:
+        return await runs.with_jobs(database, CalibrationRun, run_id)
+    except LookupError:
+        raise CalibrationNotFound(run_id) from None
 
 
 def scored_items(run: CalibrationRun, jobs: Sequence[ScoreJob]) -> list[ScoredItem]:

@@ -46,11 +46,10 @@ class CalibrationInsights:
     ) -> dict[str, Any]:
         """Equal vs weighted aggregation on a completed run, per dimension, cross-validated."""
         jobs = self.calibrations.jobs
-        finished = await self.calibrations.finalize(run_id)
-        if finished.status != "completed" or not finished.report_json:
-            raise CalibrationNotReady(run_id, finished.status)
         run, items = await run_items(jobs.database, run_id)
-        report = json.loads(finished.report_json)
+        if run.status != "completed" or not run.report_json:
+            raise CalibrationNotReady(run_id, run.status)
+        report = json.loads(run.report_json)
         judges: list[str] = report["judges"]
         rubric = jobs.rubric(run.rubric_id, run.rubric_version)
         tolerance = jobs.scorer.policy(rubric).tolerance

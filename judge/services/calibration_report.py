@@ -47,6 +47,7 @@ from judge.services.calibration_stats import (
     alpha,
     always_f1,
     finite,
+    fleiss,
     label_set,
     majority_baseline,
     mean_bias,
@@ -164,6 +165,7 @@ def _expert_baseline(
         "pairs": pairs,
         "median": finite(statistics.median(finite_pairs)) if finite_pairs else None,
         "alpha": alpha(dim, [columns[e] for e in experts]),
+        "fleiss_kappa": fleiss(dim, [columns[e] for e in experts]),
         "n_experts": len(experts),
         "n_items": sum(
             1 for i in range(len(items)) if sum(columns[e][i] is not None for e in experts) >= 2
@@ -213,6 +215,7 @@ def _evaluate(
         )
         for model in judges
     ]
+    judge_columns = [[it.judges.get(m, {}).get(dim.id) for it in labelled] for m in judges]
     panel_pred = [it.aggregate.get(dim.id) for it in labelled]
     raters.append(rater_stats(dim, PANEL, paired(panel_pred), expert_columns, resamples))
     out: dict[str, Any] = {
@@ -226,6 +229,12 @@ def _evaluate(
             e: mean_bias(dim, gold, col) for e, col in expert_columns.items()
         },
         "raters": raters,
+        # how far the panel's judges agree with each other (not with the experts)
+        "inter_judge": {
+            "alpha": alpha(dim, judge_columns) if len(judges) >= 2 else None,
+            "fleiss_kappa": fleiss(dim, judge_columns),
+            "n_judges": len(judges),
+        },
     }
     if dim.scale.type == "binary":
         out["balanced"] = _balanced(dim, labelled, gold, judges, resamples)

@@ -19,6 +19,7 @@ from judge.reliability import (
     bootstrap_kappa_ci,
     bootstrap_ratio_ci,
     cohens_kappa,
+    fleiss_kappa,
     gwet_ac1,
     krippendorff_alpha,
     scale_grid,
@@ -104,6 +105,21 @@ def agreement(dim: Dimension, a: Sequence[Any], b: Sequence[Any]) -> float:
 def observed_kappa(a: Sequence[Any], b: Sequence[Any]) -> float:
     """Quadratic kappa over the observed categories, as Kumar et al. computed it."""
     return weighted_kappa(a, b, "quadratic")
+
+
+def fleiss(dim: Dimension, columns: list[list[Any]]) -> float | None:
+    """Fleiss' kappa of several raters (one column each, aligned by item) on a nominal or
+    binary dimension, or on the first choice of a ranked one; None for ordinal scales (their
+    multi-rater figure is Krippendorff's ordinal alpha) or when undefined."""
+    kind = dim.scale.type
+    if kind not in ("nominal", "binary", "ranked") or len(columns) < 2:
+        return None
+    if kind == "ranked":
+        columns = [[top1(v) for v in column] for column in columns]
+    try:
+        return finite(fleiss_kappa([list(row) for row in zip(*columns, strict=True)]))
+    except ValueError:
+        return None
 
 
 def alpha(dim: Dimension, rows: list[list[Any]]) -> float | None:

@@ -13,7 +13,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
@@ -43,6 +43,15 @@ class Dispatcher(Protocol):
     """Hands job ids to whatever runs them (in-process runner or Celery), after commit."""
 
     async def dispatch(self, job_ids: Sequence[str]) -> None: ...
+
+
+class BatchFollower(Protocol):
+    """Told of every finished job of a batch (calibration and probe runs finish this way)."""
+
+    async def after_batch_job(self, job: ScoreJob) -> None: ...
+
+    async def sweep(self, *, grace_s: float) -> None:
+        """Finish what a stopped process left undone after a batch's last job."""
 
 
 class CompletionWaiter(Protocol):
@@ -88,9 +97,9 @@ class JobService:
     scorer: Scorer
     simulator_url: str | None = None
     _panels: dict[str, Panel] = field(default_factory=dict)
-    #: called with a finished batch job (e.g. to complete a calibration run when its last
-    #: item is done); a hook's failure is logged and never fails the job
-    batch_job_hooks: list[Callable[[ScoreJob], Awaitable[None]]] = field(default_factory=list)
+    #: told of every finished batch job (it completes a calibration run when its last item
+    #: is done); set by the composition root. Its failure is logged and never fails the job
+    follower: BatchFollower | None = None
     #: set when a judge turned out unusable (see :class:`JudgeMisconfigured`); stops run_all
     misconfigured: JudgeMisconfigured | None = None
     #: jobs this process claimed whose run failed while the database was down, so their
@@ -342,11 +351,18 @@ class JobService:
             await self._run_batch_hooks(job)
 
     async def _run_batch_hooks(self, job: ScoreJob) -> None:
-        for hook in self.batch_job_hooks:
-            try:
-                await hook(job)
-            except Exception:
-                log.exception("batch hook failed after job %s", job.id)
+        if self.follower is None:
+            return
+        try:
+            await self.follower.after_batch_job(job)
+        except Exception:
+            log.exception("the batch follower failed after job %s", job.id)
+
+    async def sweep_runs(self) -> None:
+        """Complete runs whose last job finished in a process that stopped before the
+        follower completed them (called by the periodic sweeps next to stale jobs)."""
+        if self.follower is not None:
+            await self.follower.sweep(grace_s=self.settings.worker.sweep_interval_s)
 
     async def run_all(self, job_ids: Sequence[str], *, concurrency: int | None = None) -> None:
         """Run jobs in this process, ``concurrency`` at a time (default: the worker setting),

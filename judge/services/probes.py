@@ -3,9 +3,10 @@
 A probe run is a batch of kind ``probe`` whose jobs are the items' variants (the item as is,
 padded with filler, or with its participants reordered). Scoring runs through the ordinary job
 path (in process or on Celery workers); when the last job is done the report is computed and
-stored once (as for calibrations). A verbosity probe's ``length_sensitive`` dimensions become
-a caution reason on that panel's scores of that rubric until a later verbosity probe of the
-same panel clears them.
+stored once, as for calibrations: by the process that finished it, or else by the periodic
+sweep (reading a probe never computes it; until it is stored the probe shows
+``finalizing``). A verbosity probe's ``length_sensitive`` dimensions become a caution reason on
+that panel's scores of that rubric until a later verbosity probe of the same panel clears them.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from judge import metrics
 from judge.domain.families import model_family
 from judge.domain.probe_variants import as_raw, filler, padded, participant_orders
 from judge.errors import ItemInvalid, JudgeError
 from judge.persistence import jobs as repo
-from judge.persistence import probes as store
+from judge.persistence import runs
 from judge.persistence.tables import Batch, ProbeRun, ScoreJob
 from judge.services.jobs import DB_REFUSED, JobService, new_id
 from judge.services.probe_report import (
@@ -29,7 +30,7 @@ from judge.services.probe_report import (
     self_preference_report,
     verbosity_report,
 )
-from judge.services.run_batches import BatchesOfKind, progress_view
+from judge.services.run_batches import BatchRuns, progress_view, view_status
 
 PROBE = "probe"
 ProbeKind = Literal["verbosity", "order", "self-preference"]
@@ -52,12 +53,10 @@ class ProbeOptions:
 
 
 @dataclass
-class ProbeService:
+class ProbeService(BatchRuns):
+    table: ClassVar[type[ProbeRun]] = ProbeRun
+    not_found: ClassVar[type[ProbeNotFound]] = ProbeNotFound
     jobs: JobService
-
-    def __post_init__(self) -> None:
-        self.jobs.batch_job_hooks.append(self._after_job)
-        self._batches = BatchesOfKind(self.jobs.database, PROBE)
 
     async def submit(
         self,
@@ -123,7 +122,7 @@ class ProbeService:
             panel_name=panel.name,
             panel_signature=panel.signature(),
             batch_id=batch.id,
-            owner=owner,
+            owner_key_id=owner,
             n_items=len(items),
             simulated=panel.includes_simulator,
             options_json=json.dumps(options.__dict__),
@@ -156,37 +155,17 @@ class ProbeService:
         metrics.job_submitted(rubric.id, len(jobs))
         return run, [j.id for j in jobs]
 
-    async def _after_job(self, job: ScoreJob) -> None:
-        batch_id = await self._batches.done_after(job)
-        if batch_id is not None:
-            run_id = await store.run_of_batch(self.jobs.database, batch_id)
-            if run_id is not None:
-                await self.finalize(run_id)
-
-    def _forget_flags(self) -> None:
-        forget = getattr(self.jobs.scorer.probe_flags, "forget", None)
-        if callable(forget):
-            forget()
-
-    async def finalize(self, run_id: str) -> ProbeRun:
-        """Compute and store the report once every variant is done (idempotent)."""
-        run = await store.get_run(self.jobs.database, run_id)
-        if run is None:
-            raise ProbeNotFound(run_id)
-        if run.status != "running" or run.batch_id is None:
-            return run
-        async with self.jobs.database.session() as session:
-            batch = await repo.get_batch(session, run.batch_id)
-            assert batch is not None
-            progress = await repo.batch_progress(session, batch)
-            if not progress.done:
-                return run
-            jobs = [job async for job in repo.iter_batch_jobs(session, batch.id)]
-        report, flags = self.report(run, jobs, progress.failed)
-        await store.complete(self.jobs.database, run.id, report, flags)
-        self._forget_flags()
-        stored = await store.get_run(self.jobs.database, run.id)
-        assert stored is not None
+    async def finalize(self, run_id: str) -> bool:
+        """Compute and store the report when every variant is done and none is stored yet;
+        True when this call stored it."""
+        finished = await runs.finished_unreported(self.jobs.database, ProbeRun, run_id)
+        if finished is None:
+            return False
+        report, flags = self.report(finished.run, finished.jobs, finished.failed)
+        stored = await runs.complete(
+            self.jobs.database, ProbeRun, run_id, report, flags_json=json.dumps(flags)
+        )
+        self.jobs.scorer.probe_flags.forget()
         return stored
 
     def report(
@@ -238,27 +217,22 @@ class ProbeService:
             report["mode"] = panel.self_preference
         return report, flags
 
-    async def owner_of(self, run_id: str) -> str | None:
-        """The key that started the probe; :class:`ProbeNotFound` when there is none."""
-        async with self.jobs.database.session() as session:
-            run = await session.get(ProbeRun, run_id)
+    async def view(self, run_id: str) -> dict[str, Any]:
+        """The probe as stored (a read: it never computes the report)."""
+        run = await runs.get_run(self.jobs.database, ProbeRun, run_id)
         if run is None:
             raise ProbeNotFound(run_id)
-        return run.owner
-
-    async def view(self, run_id: str) -> dict[str, Any]:
-        run = await self.finalize(run_id)
+        progress = await progress_view(self.jobs.database, run.batch_id)
         view: dict[str, Any] = {
             "id": run.id,
             "kind": run.kind,
-            "status": run.status,
+            "status": view_status(run.status, progress),
             "rubric": {"id": run.rubric_id, "version": run.rubric_version, "hash": run.rubric_hash},
             "panel_name": run.panel_name,
             "simulated": run.simulated,
             "n_items": run.n_items,
             "created_at": run.created_at.isoformat(),
         }
-        progress = await progress_view(self.jobs.database, run.batch_id)
         if progress is not None:
             view["progress"] = progress
         if run.report_json:

@@ -3,7 +3,8 @@ for jobs to finish wherever they run.
 
 :class:`InProcessRunner` is a dispatcher: a queue drained by ``concurrency`` coroutines on the
 server's event loop, each calling :meth:`JobService.run_job`. It also sweeps for jobs whose
-dispatch was lost (e.g. the process stopped mid-batch), so they are redone on restart.
+dispatch was lost (e.g. the process stopped mid-batch), so they are redone on restart, and for
+calibration and probe runs whose report the stopped process did not store.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 
 from judge.persistence import jobs as repo
 from judge.services.jobs import JobService, failure_message
+from judge.services.retry_policy import RetryPolicy
 
 log = logging.getLogger(__name__)
 _FINISHED = (repo.COMPLETED, repo.FAILED)
@@ -114,12 +116,12 @@ class InProcessRunner:
 
     async def _retry_or_give_up(self, job_id: str, exc: Exception) -> None:
         """A run raised (not an abstention: a bug or a lost database): retry with backoff,
-        and after ``worker.max_attempts`` claims mark the job failed."""
+        and after ``worker.max_attempts`` claims mark the job failed (:class:`RetryPolicy`)."""
+        policy = RetryPolicy.from_settings(self._jobs.settings)
         try:
             job = await self._jobs.get_job(job_id)
-            most = self._jobs.settings.worker.max_attempts
-            attempts = job.attempts if job is not None else most
-            if attempts >= most:
+            attempts = job.attempts if job is not None else policy.max_attempts
+            if policy.exhausted(attempts):
                 log.error(
                     "job %s raised %r on %d attempts; marking it failed", job_id, exc, attempts
                 )
@@ -127,7 +129,7 @@ class InProcessRunner:
                 return
         except Exception:
             attempts = 1
-        delay = min(60.0, 2.0**attempts)
+        delay = policy.delay_s(max(attempts - 1, 0))
         log.warning("job %s raised %r; retrying in %.0fs", job_id, exc, delay)
         asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, (job_id, None))
 
@@ -144,5 +146,6 @@ class InProcessRunner:
                     swept = loop.time()
                     await self.dispatch(await self._jobs.stale_job_ids(include_queued=False))
                     await self._jobs.queue_depth()
+                    await self._jobs.sweep_runs()
             except Exception:
-                log.warning("sweep for stale jobs failed", exc_info=True)
+                log.warning("sweep for stale jobs and unreported runs failed", exc_info=True)

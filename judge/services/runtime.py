@@ -1,9 +1,13 @@
-"""Assemble the long-lived parts a serving process needs (API or worker): database, rubrics,
-LLM client (with cache and limits), the job service and, when a panel uses simulated judges and
-no simulator URL is configured, a simulator subprocess of its own."""
+"""The one composition root: every edge (``judge serve``, ``worker``, ``beat``, ``score``,
+``calibrate``, ``probe``, ``canary``, ``demo``) builds its services here, so each gets the same
+per-model limits, call cache, reliability settings and stored calibrations.
+
+The bundled simulator is not started here: an edge that wants it starts it and passes its URL
+in ``settings.simulator.url`` (see :mod:`judge.cli._simulator`)."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -16,19 +20,22 @@ from judge.llm.routing import RoutingClient
 from judge.llm.settings_bridge import routing_client
 from judge.persistence.cache import SqlCallCache
 from judge.persistence.calibrations import SqlCalibrations
-from judge.persistence.database import Database
+from judge.persistence.database import Database, DatabaseNotMigrated, is_unavailable
 from judge.persistence.keys import KeyStore
 from judge.persistence.probes import SqlProbeFlags
 from judge.rubrics import RubricRegistry
-from judge.services.calibration import CalibrationService
+from judge.services.batch_views import BatchReader
+from judge.services.calibration import CALIBRATION, CalibrationService
 from judge.services.calibration_insights import CalibrationInsights
 from judge.services.canary import CanaryService
+from judge.services.canary_drift import CanaryDrift
 from judge.services.jobs import JobService
-from judge.services.panels import needs_simulator, panel_names, panel_spec
-from judge.services.probes import ProbeService
-from judge.services.scoring import Scorer
+from judge.services.probes import PROBE, ProbeService
+from judge.services.run_batches import RunFollower
+from judge.services.scoring import NoProbeFlags, ProbeFlagLookup, Scorer, StaticCalibrations
 from judge.settings import Settings
-from judge.simulator import SimulatorOptions, SimulatorProcess
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -43,9 +50,29 @@ class ServiceRuntime:
     canaries: CanaryService
     insights: CalibrationInsights
     probes: ProbeService
-    simulator: SimulatorProcess | None = None
+    batches: BatchReader
     call_cache: SqlCallCache | None = None
     llm_paths: RoutingClient | None = None
+
+    @staticmethod
+    def is_outage(exc: BaseException) -> bool:
+        """Did ``exc`` come from the database being unreachable, restarting or behind in its
+        schema (answer 503 and retry), rather than from a bug or a refused value?"""
+        return is_unavailable(exc)
+
+    async def database_check(self) -> str:
+        """Readiness of the database: ``ok``, ``not_migrated`` or ``unavailable`` (the error
+        itself is logged)."""
+        try:
+            await self.database.ping()
+            await self.database.check_migrated()
+        except DatabaseNotMigrated as exc:
+            log.warning("readiness: %s", exc.message)
+            return "not_migrated"
+        except Exception as exc:  # readiness reports every failure instead of raising
+            log.warning("readiness: the database does not answer: %r", exc)
+            return "unavailable"
+        return "ok"
 
     async def close(self) -> None:
         if self.call_cache is not None:
@@ -54,24 +81,18 @@ class ServiceRuntime:
             await self.llm_paths.aclose()
         await self.limiter.close()
         await self.database.dispose()
-        if self.simulator is not None:
-            self.simulator.stop()
-
-
-def uses_simulator(settings: Settings) -> bool:
-    return any(needs_simulator(panel_spec(settings, name)[1]) for name in panel_names(settings))
 
 
 def build_client(
-    settings: Settings, database: Database, limiter: ModelLimiter
+    settings: Settings, database: Database, limiter: ModelLimiter, *, cache: bool
 ) -> tuple[ChatClient, SqlCallCache | None, RoutingClient]:
     """The client jobs call (limits, then the cache) over the paths it closes at the end."""
     paths = routing_client(settings)
     client: ChatClient = LimitedClient(paths, limiter)
-    if not settings.worker.cache_enabled:
+    if not cache:
         return client, None, paths
-    cache = SqlCallCache(database)
-    return CachingClient(client, cache), cache, paths
+    calls = SqlCallCache(database)
+    return CachingClient(client, calls), calls, paths
 
 
 class _NoLLMClient:
@@ -98,24 +119,19 @@ def check_policies(registry: RubricRegistry, scorer: Scorer) -> None:
             ) from None
 
 
-def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRuntime:
-    """Build everything (starting the simulator if needed); call ``close()`` when done.
+def build_runtime(
+    settings: Settings, *, runs_jobs: bool = True, stored: bool = True
+) -> ServiceRuntime:
+    """Build everything; call ``close()`` when done.
 
-    With ``runs_jobs=False`` (the API in Celery mode) no LLM client and no simulator are set up.
+    ``runs_jobs=False`` (the API in Celery mode): no LLM client, and panels are resolved but
+    never called. ``stored=False`` (``judge score`` without a migrated database): scoring uses
+    no call cache, no stored calibrations and no probe flags (reliability from the rubrics'
+    published priors), and nothing is written.
     """
-    simulator: SimulatorProcess | None = None
     simulator_url = settings.simulator.url
     if not runs_jobs:
         simulator_url = simulator_url or NOT_CALLED_HERE
-    if simulator_url is None and uses_simulator(settings):
-        simulator = SimulatorProcess(
-            SimulatorOptions(
-                latency_ms=settings.simulator.latency_ms,
-                jitter_ms=settings.simulator.jitter_ms,
-                rubrics_dir=settings.rubrics_dir,
-            )
-        ).start()
-        simulator_url = simulator.base_url
     database = Database(settings.database_url)
     registry = RubricRegistry.from_directory(settings.rubrics_dir)
     limiter = ModelLimiter.from_settings(settings)
@@ -123,15 +139,17 @@ def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRunti
     call_cache: SqlCallCache | None = None
     llm_paths: RoutingClient | None = None
     if runs_jobs:
-        client, call_cache, llm_paths = build_client(settings, database, limiter)
+        cache = stored and settings.worker.cache_enabled
+        client, call_cache, llm_paths = build_client(settings, database, limiter, cache=cache)
     else:
         client = _NoLLMClient()
+    probe_flags: ProbeFlagLookup = SqlProbeFlags(database) if stored else NoProbeFlags()
     scorer = Scorer(
         registry=registry,
         client=client,
-        calibrations=SqlCalibrations(database),
+        calibrations=SqlCalibrations(database) if stored else StaticCalibrations(),
         reliability_defaults=settings.reliability.as_defaults(),
-        probe_flags=SqlProbeFlags(database),
+        probe_flags=probe_flags,
     )
     check_policies(registry, scorer)
     jobs = JobService(
@@ -141,8 +159,9 @@ def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRunti
         scorer=scorer,
         simulator_url=simulator_url,
     )
-    calibrations = CalibrationService(jobs)
+    calibrations = CalibrationService(jobs, drift=CanaryDrift(database))
     probes = ProbeService(jobs)
+    jobs.follower = RunFollower(database, {CALIBRATION: calibrations, PROBE: probes})
     return ServiceRuntime(
         settings=settings,
         database=database,
@@ -156,5 +175,5 @@ def build_runtime(settings: Settings, *, runs_jobs: bool = True) -> ServiceRunti
         canaries=CanaryService(calibrations),
         insights=CalibrationInsights(calibrations),
         probes=probes,
-        simulator=simulator,
+        batches=BatchReader(database),
     )

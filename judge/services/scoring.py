@@ -25,6 +25,9 @@ class CalibrationLookup(Protocol):
         self, rubric: Rubric, panel: Panel, min_items: int
     ) -> Mapping[str, Calibration]: ...
 
+    def forget(self) -> None:
+        """Drop remembered answers (a calibration run was just stored)."""
+
 
 @dataclass
 class StaticCalibrations:
@@ -40,11 +43,17 @@ class StaticCalibrations:
     ) -> Mapping[str, Calibration]:
         return self.records.get((rubric.content_hash, panel.signature()), {})
 
+    def forget(self) -> None:
+        """Nothing is remembered apart from the records themselves."""
+
 
 class ProbeFlagLookup(Protocol):
     """Dimensions a panel's latest verbosity probe marked ``length_sensitive``."""
 
     async def length_sensitive(self, rubric: Rubric, panel: Panel) -> frozenset[str]: ...
+
+    def forget(self) -> None:
+        """Drop remembered answers (a probe run was just stored)."""
 
 
 class NoProbeFlags:
@@ -52,6 +61,9 @@ class NoProbeFlags:
 
     async def length_sensitive(self, rubric: Rubric, panel: Panel) -> frozenset[str]:
         return frozenset()
+
+    def forget(self) -> None:
+        """Nothing is remembered."""
 
 
 def effective_policy(rubric: Rubric, defaults: Mapping[str, Any]) -> ReliabilityPolicy:

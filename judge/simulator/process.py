@@ -89,6 +89,7 @@ class SimulatorProcess:
             f"--host={self.host}",
             f"--port={self.port}",
             f"--port-file={port_file}",
+            f"--exit-with-parent={os.getpid()}",
             *self.options.to_args(),
             *self.extra_args,
         ]

@@ -4,7 +4,8 @@ Each worker process owns one asyncio event loop, running in a background thread,
 service runtime bound to it. Tasks are thin: they submit ``JobService.run_job`` to that loop
 and wait, so with the threads pool one process keeps ``concurrency`` items (and three times as
 many LLM calls) in flight. Tasks take ids, acknowledge late and are idempotent; a sweeper on
-the same loop re-sends jobs whose message was lost (a killed worker, a restarted Redis).
+the same loop re-sends jobs whose message was lost (a killed worker, a restarted Redis) and
+stores the reports of calibration and probe runs a killed worker finished but did not report.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from judge import metrics
 from judge.redis_client import redis_client
 from judge.services.jobs import failure_message
 from judge.services.notify import publish_done
+from judge.services.retry_policy import RetryPolicy
 from judge.services.run_gauges import RunGaugeCollector
 from judge.services.runtime import ServiceRuntime, build_runtime
 from judge.settings import Settings, load_settings
@@ -31,8 +33,6 @@ from judge.worker.dispatch import QUEUE, TASK_NAME, broker_app, send_jobs
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-#: a job whose runs raise this many times more (not abstentions: bugs, lost database) fails
-MAX_RETRIES = 8
 #: how often jobs orphaned by an outage are looked for (a set in memory: no query when empty)
 ORPHAN_CHECK_S = 1.0
 
@@ -85,8 +85,9 @@ class WorkerRuntime:
                 if ids:
                     log.info("re-sending %d job(s) whose run was lost", len(ids))
                     await asyncio.to_thread(send_jobs, self._sender, ids)
+                await self.runtime.jobs.sweep_runs()
             except Exception:
-                log.warning("sweep for lost jobs failed; will retry", exc_info=True)
+                log.warning("sweep of lost jobs and runs failed; will retry", exc_info=True)
             await asyncio.sleep(ORPHAN_CHECK_S)
 
     def close(self) -> None:
@@ -114,6 +115,22 @@ def worker_runtime() -> WorkerRuntime:
         return _runtime
 
 
+class ScoreJobTask(Task):  # type: ignore[misc]
+    """Marks a job failed for good once Celery stops retrying it."""
+
+    def on_failure(
+        self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
+        job_id, attempts = args[0], self.request.retries + 1
+        log.error("job %s raised %r on %d attempt(s); marking it failed", job_id, exc, attempts)
+        rt = worker_runtime()
+        try:
+            rt.run(rt.runtime.jobs.give_up(job_id, failure_message(exc, attempts)))
+            rt.run(publish_done(rt.redis, job_id))
+        except Exception:  # the database is down: the sweeper re-sends the job later
+            log.warning("could not mark job %s failed; it will be re-sent", job_id, exc_info=True)
+
+
 def create_celery(settings: Settings) -> Celery:
     configure_tracing("empathy-judge-worker", celery=True)
     app = Celery("empathy-judge", broker=settings.redis_url)
@@ -130,20 +147,24 @@ def create_celery(settings: Settings) -> Celery:
         worker_cancel_long_running_tasks_on_connection_loss=False,
     )
 
-    @app.task(name=TASK_NAME, bind=True, acks_late=True, max_retries=MAX_RETRIES)  # type: ignore[untyped-decorator]
+    policy = RetryPolicy.from_settings(settings)
+
+    # A run that raises is retried by Celery itself, with the backoff of the one policy the
+    # embedded runner applies too; after the last retry ``on_failure`` marks the job failed.
+    @app.task(  # type: ignore[untyped-decorator]
+        base=ScoreJobTask,
+        name=TASK_NAME,
+        bind=True,
+        acks_late=True,
+        autoretry_for=(Exception,),
+        max_retries=policy.max_retries,
+        retry_backoff=policy.base_s,
+        retry_backoff_max=policy.max_delay_s,
+        retry_jitter=False,
+    )
     def score_job(self: Task, job_id: str) -> None:
         rt = worker_runtime()
-        try:
-            rt.run(rt.runtime.jobs.run_job(job_id))
-        except Exception as exc:
-            if self.request.retries >= MAX_RETRIES:
-                log.error("job %s raised %r %d times; marking it failed", job_id, exc, MAX_RETRIES)
-                rt.run(rt.runtime.jobs.give_up(job_id, failure_message(exc, MAX_RETRIES)))
-                rt.run(publish_done(rt.redis, job_id))
-                return
-            delay = min(60, 2 ** min(self.request.retries, 6))
-            log.warning("job %s raised %r; retrying in %ss", job_id, exc, delay)
-            raise self.retry(exc=exc, countdown=delay) from exc
+        rt.run(rt.runtime.jobs.run_job(job_id))
         rt.run(publish_done(rt.redis, job_id))
 
     return app

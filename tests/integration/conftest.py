@@ -19,9 +19,7 @@ import contextlib
 import json
 import os
 import secrets
-import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -35,9 +33,10 @@ import asyncpg
 import httpx
 import psutil
 import pytest
-import redis
 
 from judge.bench.procs import free_port
+from judge.bench.redis_local import RedisClaims, redis_answers
+from judge.bench.redis_local import RedisServer as BenchRedisServer
 from judge.simulator import SimulatorOptions, SimulatorProcess
 
 REDIS_HOST, SHARED_REDIS_PORT = "127.0.0.1", 6379
@@ -115,123 +114,28 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 # -- Redis ----------------------------------------------------------------------------------
-def redis_answers(host: str, port: int) -> bool:
-    try:
-        with redis.Redis(host=host, port=port, socket_connect_timeout=1, socket_timeout=2) as r:
-            return bool(r.ping())
-    except (redis.RedisError, OSError):
-        return False
-
-
-class RedisServer:
-    """A private ``redis-server`` on a free port, without persistence; restartable."""
+class RedisServer(BenchRedisServer):
+    """The toolkit's private ``redis-server``, on a free port; skipped (or failed in CI) when
+    the binary is not installed."""
 
     def __init__(self, workdir: Path, port: int | None = None) -> None:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            skip_or_fail("redis-server is not installed")
-        self.binary = str(binary)
-        self.workdir = workdir
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        self.port = port or free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def url(self, db: int = 0) -> str:
-        return f"redis://{REDIS_HOST}:{self.port}/{db}"
-
-    def start(self) -> RedisServer:
-        command = [
-            self.binary,
-            "--port",
-            str(self.port),
-            "--bind",
-            REDIS_HOST,
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(self.workdir),
-            "--logfile",
-            str(self.workdir / "redis.log"),
-        ]
-        self.proc = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 15
-        while not redis_answers(REDIS_HOST, self.port):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.kill()
-                raise RuntimeError(
-                    f"redis-server on port {self.port} did not start:\n"
-                    + _tail(self.workdir / "redis.log")
-                )
-            time.sleep(0.05)
-        return self
-
-    def shutdown(self) -> None:
-        """``SHUTDOWN NOSAVE``: the data set is gone, as after a crash without persistence."""
-        if self.proc is None:
-            return
-        with contextlib.suppress(redis.RedisError, OSError):
-            redis.Redis(host=REDIS_HOST, port=self.port, socket_timeout=5).shutdown(nosave=True)
         try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc = None
-
-    def restart(self) -> None:
-        self.shutdown()
-        self.start()
-
-    def kill(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.proc = None
+            super().__init__(workdir, port or free_port())
+        except FileNotFoundError as exc:
+            skip_or_fail(str(exc))
 
 
-class RedisDatabases:
-    """Hands out Redis database indexes: each one empty, or left by a test run that is gone;
-    claimed with a key naming this process, flushed on release."""
+class RedisDatabases(RedisClaims):
+    """Test databases (8-15) of one server."""
 
     def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-        self.token = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        super().__init__(host, port, TEST_REDIS_DBS, CLAIM_KEY)
 
-    def _client(self, db: int) -> redis.Redis:
-        return redis.Redis(host=self.host, port=self.port, db=db, socket_timeout=5)
-
-    def _stale(self, owner: bytes) -> bool:
-        host, _, rest = owner.decode(errors="replace").partition(":")
-        pid = rest.partition(":")[0]
-        return host == socket.gethostname() and pid.isdigit() and not psutil.pid_exists(int(pid))
-
-    def acquire(self) -> str:
-        for db in TEST_REDIS_DBS:
-            with self._client(db) as r:
-                owner = r.get(CLAIM_KEY)
-                free = owner is None and r.dbsize() == 0
-                if not free and not (owner is not None and self._stale(owner)):
-                    continue
-                if owner is None and not r.set(CLAIM_KEY, self.token, nx=True):
-                    continue
-                r.flushdb()
-                r.set(CLAIM_KEY, self.token)
-                return f"redis://{self.host}:{self.port}/{db}"
-        raise RuntimeError(f"no free Redis database among {TEST_REDIS_DBS} on port {self.port}")
-
-    def release(self, url: str) -> None:
-        db = int(url.rsplit("/", 1)[1])
-        with contextlib.suppress(redis.RedisError), self._client(db) as r:
-            if r.get(CLAIM_KEY) == self.token.encode():
-                r.flushdb()
+    def acquire(self) -> str:  # type: ignore[override]
+        url = super().acquire()
+        if url is None:
+            raise RuntimeError(f"no free Redis database among {TEST_REDIS_DBS} on port {self.port}")
+        return url
 
 
 @pytest.fixture(scope="session")

@@ -20,13 +20,16 @@ pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_judge(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_judge(
+    *args: str, cwd: Path, stdin: str | None = None, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith("JUDGE_") and k not in PROVIDER_KEY_VARS
     }
     env["COLUMNS"] = "240"  # rich wraps at 80 columns without a terminal
+    env |= extra or {}
     return subprocess.run(
         [sys.executable, "-m", "judge", *args],
         cwd=cwd,
@@ -138,3 +141,35 @@ def test_demo_scores_every_bundled_sample_with_simulated_judges(tmp_path: Path) 
     assert out.count("usage: 3 LLM calls") == len(SAMPLES)
     assert "/schema/swagger" in out
     assert "Traceback" not in done.stderr
+
+
+def test_score_uses_the_service_composition_the_call_cache_included(tmp_path: Path) -> None:
+    """``judge score`` is built by the one composition root: with a migrated database, the
+    second run of the same item is answered from the call cache (no LLM call); without one
+    it says so, scores anyway, and creates no database file."""
+    from judge.simulator import SimulatorOptions, SimulatorProcess
+
+    sample = tmp_path / "sample.json"
+    sample.write_text(json.dumps(load_sample("reddit_style_post.json")), encoding="utf-8")
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    with SimulatorProcess(SimulatorOptions(latency_ms=1, jitter_ms=0)) as simulator:
+        url = {"JUDGE_SIMULATOR__URL": simulator.base_url}
+        uncached = run_judge("score", "--rubric", "epitome", str(sample), cwd=fresh, extra=url)
+        assert uncached.returncode == 0, uncached.stderr
+        assert "scoring without the call cache" in uncached.stderr
+        assert list(fresh.iterdir()) == []
+        assert run_judge("db", "upgrade", cwd=tmp_path).returncode == 0
+
+        def calls() -> int:
+            return sum(model["calls"] for model in simulator.stats()["models"].values())
+
+        simulator.reset_stats()
+        first = run_judge("score", "--rubric", "epitome", str(sample), cwd=tmp_path, extra=url)
+        assert first.returncode == 0, first.stderr
+        assert "call cache" not in first.stderr
+        made = calls()
+        assert made == 3  # one call per judge of the simulated panel
+        second = run_judge("score", "--rubric", "epitome", str(sample), cwd=tmp_path, extra=url)
+        assert second.returncode == 0, second.stderr
+        assert calls() == made  # every judgment came from the cache

@@ -354,8 +354,8 @@ def beat_once(stack: ServiceStack, workdir: Path) -> str:
 
 
 def wait_canary_run(observed: Observed, run_id: str, timeout: float = 60) -> dict[str, Any]:
-    """Polls the history (which, unlike GET /v1/calibrations/{id}, never finalizes a run:
-    the worker that finishes its last item does, and exports the drift)."""
+    """Polls the history (no read finalizes a run: the worker that finishes its last item
+    does, and exports the drift)."""
     deadline = time.monotonic() + timeout
     while True:
         runs = {r["id"]: r for r in observed.canary_runs()}

@@ -246,7 +246,9 @@ def test_probe_records_the_key_that_created_it(probe_stack: ServiceStack) -> Non
     )
     assert response.status_code in (200, 202), response.text
     run_id = response.json()["id"]
-    rows = query(probe_stack.database_url, f"SELECT owner FROM probe_runs WHERE id = '{run_id}'")
+    rows = query(
+        probe_stack.database_url, f"SELECT owner_key_id FROM probe_runs WHERE id = '{run_id}'"
+    )
     keys = query(probe_stack.database_url, "SELECT id FROM api_keys WHERE name = 'prober'")
     assert rows == [(keys[0][0],)]
 

@@ -13,7 +13,13 @@ from typing import Any
 
 import pytest
 
-from judge.reliability import cohens_kappa, krippendorff_alpha, scale_kappa, weighted_kappa
+from judge.reliability import (
+    cohens_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+    scale_kappa,
+    weighted_kappa,
+)
 from judge.rubrics import RubricRegistry
 from judge.services.calibration_html import heatmap_svg, render_report_html
 from judge.services.calibration_report import (
@@ -222,6 +228,40 @@ def test_nominal_accuracy_and_kappa() -> None:
     assert (stats["n"], stats["abstained"]) == (6, 2)
     assert "f1" not in stats
     assert "mrr" not in stats
+
+
+def test_nominal_multi_rater_agreement_is_fleiss_kappa_for_experts_and_for_judges() -> None:
+    """DESIGN section 2: Fleiss' kappa for nominal panels (and expert groups), beside alpha."""
+    a = ["attack_attack", "pursue_withdraw", "pursue_withdraw", "repair_softening"] * 3
+    b = ["attack_attack", "pursue_withdraw", "attack_attack", "repair_softening"] * 3
+    c = ["pursue_withdraw", "pursue_withdraw", "attack_attack", None] * 3
+    items = items_for(
+        "relation_pattern",
+        {"e1": a, "e2": b, "e3": c},
+        {"openai/a": a, "openai/b": b, "openai/c": c},
+        a,
+    )
+    report = calibration_report(
+        COUPLE, items, ["openai/a", "openai/b", "openai/c"], "r", resamples=20
+    )
+    dim = report["dimensions"]["relation_pattern"]
+    expected = fleiss_kappa([list(row) for row in zip(a, b, c, strict=True)])
+    assert 0 < expected < 1
+    assert dim["expert_expert"]["fleiss_kappa"] == pytest.approx(expected, abs=1e-4)
+    assert dim["inter_judge"]["fleiss_kappa"] == pytest.approx(expected, abs=1e-4)
+    assert dim["inter_judge"]["n_judges"] == 3
+    # an ordinal dimension has no Fleiss' kappa (its multi-rater figure is ordinal alpha)
+    ordinal = calibration_report(
+        EPITOME,
+        items_for(
+            "emotional_reactions", {"e1": [0, 1, 2, 1], "e2": [0, 1, 1, 1]}, {}, [0, 1, 2, 1]
+        ),
+        [],
+        "r",
+        resamples=20,
+    )["dimensions"]["emotional_reactions"]
+    assert ordinal["expert_expert"]["fleiss_kappa"] is None
+    assert ordinal["expert_expert"]["alpha"] is not None
 
 
 def test_binary_precision_recall_f1_of_the_positive_class() -> None:

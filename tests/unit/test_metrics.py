@@ -286,7 +286,12 @@ def test_serve_metrics_exposes_the_registry() -> None:
 
 
 def test_mark_process_dead_is_a_no_op_in_single_process_mode() -> None:
+    """Without a multiprocess directory there are no per-process files to forget: the live
+    gauges of this process stay as they were."""
+    metrics.set_queue_depth(7)
+    assert b"\njudge_queue_depth 7.0\n" in metrics.render_latest()[0]
     metrics.mark_process_dead(os.getpid())
+    assert b"\njudge_queue_depth 7.0\n" in metrics.render_latest()[0]
 
 
 # --- multiprocess mode, across real processes ------------------------------------------------

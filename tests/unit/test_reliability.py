@@ -24,7 +24,6 @@ from judge.reliability import (
     kappa_from_table,
     kappa_result,
     krippendorff_alpha,
-    macro_f1,
     median_rater,
     mrr,
     recall_at_1,
@@ -373,21 +372,6 @@ def test_accuracy_hand_computed() -> None:
     # a missing gold label is always skipped
     assert accuracy([None, "b"], ["a", "b"], missing="miss") == pytest.approx(1.0)
     assert math.isnan(accuracy([], []))
-
-
-def test_macro_f1_hand_computed() -> None:
-    # a: P=1, R=1/2, F=2/3; b: P=1/2, R=1, F=2/3; c: F=1 -> macro (2/3 + 2/3 + 1) / 3 = 7/9
-    gold = ["a", "a", "b", "c"]
-    pred = ["a", "b", "b", "c"]
-    assert macro_f1(gold, pred) == pytest.approx(7 / 9)
-    # an extra label nobody used scores 0 (scikit-learn's zero_division=0)
-    assert macro_f1(gold, pred, labels=["a", "b", "c", "d"]) == pytest.approx(7 / 12)
-    # missing prediction as a miss: a: tp 1, fn 1 -> F 2/3; b: F 1; c: F 1
-    assert macro_f1(["a", "a", "b", "c"], ["a", None, "b", "c"], missing="miss") == pytest.approx(
-        (2 / 3 + 1 + 1) / 3
-    )
-    assert macro_f1(gold, gold) == pytest.approx(1.0)
-    assert math.isnan(macro_f1([None], ["a"]))
 
 
 def test_binary_prf_hand_computed() -> None:

@@ -30,7 +30,7 @@ def upgrade() -> None:
         sa.Column("panel_signature", sa.Text(), nullable=False),
         sa.Column("status", sa.String(16), nullable=False),
         sa.Column("batch_id", sa.String(32), sa.ForeignKey("batches.id"), nullable=True),
-        sa.Column("owner", sa.String(64), nullable=True),
+        sa.Column("owner_key_id", sa.String(32), nullable=True),
         sa.Column("n_items", sa.Integer(), nullable=False),
         sa.Column("simulated", sa.Boolean(), nullable=False, server_default=sa.false()),
         sa.Column("options_json", sa.Text(), nullable=False),
@@ -41,8 +41,10 @@ def upgrade() -> None:
         sa.Column("finished_at", TS, nullable=True),
     )
     op.create_index("ix_probe_lookup", "probe_runs", ["rubric_hash", "kind", "status"])
+    op.create_index("ix_probe_runs_owner_key_id", "probe_runs", ["owner_key_id"])
 
 
 def downgrade() -> None:
+    op.drop_index("ix_probe_runs_owner_key_id", "probe_runs")
     op.drop_index("ix_probe_lookup", "probe_runs")
     op.drop_table("probe_runs")

@@ -1,0 +1,78 @@
+"""What the command line does to the database, so no edge opens it itself: migrate, check the
+schema before serving, manage API keys, and show a URL without its password."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from judge.errors import DatabaseNotMigrated
+from judge.persistence.database import Database, is_unavailable, missing_sqlite_file, safe_url
+from judge.persistence.keys import SCOPES, KeyInfo, KeyStore
+
+__all__ = [
+    "SCOPES",
+    "KeyInfo",
+    "KeyStore",
+    "keys_of",
+    "prepare",
+    "schema_ready",
+    "shown_url",
+    "upgrade",
+]
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be printed or logged: any password masked."""
+    return safe_url(url)
+
+
+async def upgrade(url: str) -> tuple[str | None, str]:
+    """Create or upgrade the schema; (revision before, revision after)."""
+    database = Database(url)
+    try:
+        return await database.upgrade()
+    finally:
+        await database.dispose()
+
+
+async def prepare(url: str, *, migrate: bool = False) -> int:
+    """Before a server starts: migrate if asked, fail if the schema is behind (a
+    :class:`~judge.errors.JudgeError` naming the fix), and return the number of active keys."""
+    database = Database(url)
+    try:
+        if migrate:
+            await database.upgrade()
+        await database.check_migrated()
+        return await KeyStore(database).count_active()
+    finally:
+        await database.dispose()
+
+
+@asynccontextmanager
+async def keys_of(url: str) -> AsyncIterator[KeyStore]:
+    """The key store of a migrated database, closed on exit."""
+    database = Database(url)
+    try:
+        await database.check_migrated()
+        yield KeyStore(database)
+    finally:
+        await database.dispose()
+
+
+async def schema_ready(url: str) -> bool:
+    """Does the database answer at this version's schema? Never creates a SQLite file."""
+    if missing_sqlite_file(url) is not None:
+        return False
+    database = Database(url)
+    try:
+        await database.check_migrated()
+    except DatabaseNotMigrated:
+        return False
+    except Exception as exc:
+        if is_unavailable(exc):
+            return False
+        raise
+    finally:
+        await database.dispose()
+    return True

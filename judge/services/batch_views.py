@@ -1,0 +1,81 @@
+"""What the API shows of a batch: its progress view and its results, page by page, in
+submission order. Reads only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from judge.persistence import jobs as repo
+from judge.persistence.database import Database
+from judge.persistence.tables import ScoreJob
+from judge.services.jobs import job_view
+
+
+def is_finished(job: ScoreJob) -> bool:
+    """Completed or failed for good: nothing more will happen to it."""
+    return job.status in (repo.COMPLETED, repo.FAILED)
+
+
+@dataclass(frozen=True)
+class BatchView:
+    owner_key_id: str | None  # whose it is (for the caller's access check), not shown
+    view: dict[str, Any]
+
+
+@dataclass
+class BatchReader:
+    database: Database
+
+    async def view(self, batch_id: str) -> BatchView | None:
+        """The batch's progress as ``GET /v1/batches/{id}`` shows it; None if unknown."""
+        # one statement, on the database's read loop: a poll must not wait behind the jobs
+        found = await self.database.read(
+            lambda session: repo.batch_with_progress(session, batch_id)
+        )
+        if found is None:
+            return None
+        batch, progress = found
+        return BatchView(
+            owner_key_id=batch.owner_key_id,
+            view={
+                "id": batch.id,
+                "status": progress.status,
+                "rubric": {
+                    "id": batch.rubric_id,
+                    "version": batch.rubric_version,
+                    "hash": batch.rubric_hash,
+                },
+                "panel_name": batch.panel_name,
+                "total": progress.total,
+                "queued": progress.queued,
+                "running": progress.running,
+                "completed": progress.completed,
+                "failed": progress.failed,
+                "rejected": batch.rejected,
+                "rejections": json.loads(batch.rejections_json),
+                "created_at": batch.created_at.isoformat(),
+                "results": f"/v1/batches/{batch.id}/results",
+            },
+        )
+
+    async def result_pages(self, batch_id: str, page: int) -> AsyncIterator[list[dict[str, Any]]]:
+        """Each job's view (with its ``line`` and ``batch_id``), ``page`` jobs at a time.
+        A session per page, released before the page is yielded: a slow reader holds no
+        database connection."""
+        after = -1
+        while True:
+            async with self.database.session() as session:
+                jobs = await repo.batch_jobs_page(session, batch_id, after=after, limit=page)
+            if not jobs:
+                return
+            views = []
+            for job in jobs:
+                view = job_view(job)
+                view["line"] = job.position
+                view["batch_id"] = batch_id
+                views.append(view)
+            yield views
+            after = jobs[-1].position if jobs[-1].position is not None else after + page
