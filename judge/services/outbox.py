@@ -21,32 +21,38 @@ from judge.services.jobs import Dispatcher, JobService
 log = logging.getLogger(__name__)
 #: rows sent per round of the drainer
 DRAIN_BATCH = 1_000
+#: jobs per send (and per outbox clear): a large batch is on the broker chunk by chunk, and a
+#: request that dies mid-send leaves only its unsent chunks to the drainer
+SEND_CHUNK = 500
 #: expired idempotency keys are deleted this often
 PURGE_EVERY_S = 600.0
 
 
 class OutboxDispatcher:
-    """Send through ``inner`` (which raises when it cannot), then clear the outbox rows; a
-    failed send is logged and left to the drainer."""
+    """Send through ``inner`` (which raises when it cannot) in chunks of ``chunk`` jobs,
+    clearing each chunk's outbox rows once it is sent; a failed send is logged and its chunk
+    and the rest are left to the drainer."""
 
-    def __init__(self, inner: Dispatcher, jobs: JobService) -> None:
+    def __init__(self, inner: Dispatcher, jobs: JobService, *, chunk: int = SEND_CHUNK) -> None:
         self._inner = inner
         self._jobs = jobs
+        self._chunk = chunk
 
     async def dispatch(self, job_ids: Sequence[str]) -> None:
-        if not job_ids:
-            return
-        try:
-            await self._inner.dispatch(job_ids)
-        except Exception:
-            log.warning(
-                "could not enqueue %d job(s); the outbox will retry", len(job_ids), exc_info=True
-            )
-            return
-        try:
-            await self._jobs.mark_sent(job_ids)
-        except Exception:  # the drainer sends them again: a harmless duplicate
-            log.warning("could not clear %d outbox row(s)", len(job_ids), exc_info=True)
+        for start in range(0, len(job_ids), self._chunk):
+            part = job_ids[start : start + self._chunk]
+            try:
+                await self._inner.dispatch(part)
+            except Exception:
+                left = len(job_ids) - start
+                log.warning(
+                    "could not enqueue %d job(s); the outbox will retry", left, exc_info=True
+                )
+                return
+            try:
+                await self._jobs.mark_sent(part)
+            except Exception:  # the drainer sends them again: a harmless duplicate
+                log.warning("could not clear %d outbox row(s)", len(part), exc_info=True)
 
 
 class OutboxDrainer:
