@@ -35,9 +35,10 @@ from judge.api.reliability_routes import create_canary, get_reliability, list_ca
 from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
 from judge.api.state import ApiState
 from judge.errors import ConfigError
+from judge.services.job_thread import JobThread
 from judge.services.outbox import OutboxDispatcher, OutboxDrainer
 from judge.services.run_gauges import RunGaugeCollector
-from judge.services.runner import InProcessRunner, JobWaiter
+from judge.services.runner import JobWaiter
 from judge.services.runtime import build_runtime
 from judge.services.submissions import KeyCache
 from judge.settings import Settings, is_loopback
@@ -80,7 +81,8 @@ def create_app(settings: Settings) -> Litestar:
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        runtime = build_runtime(settings, runs_jobs=not settings.redis_url)
+        # the jobs of embedded mode run on a thread with a runtime of their own (JobThread)
+        runtime = build_runtime(settings, runs_jobs=False)
         closers: list[Any] = []
         try:
             await runtime.database.check_migrated()
@@ -103,12 +105,10 @@ def create_app(settings: Settings) -> Litestar:
                 extras = {"redis_ping": notifier.ping}
                 mode = "celery"
             else:
-                runner = InProcessRunner(
-                    runtime.jobs, waiter, concurrency=settings.worker.concurrency
-                )
-                await runner.start()
-                closers.append(runner.stop)
-                dispatcher, extras, mode = runner, {}, "embedded"
+                jobs = JobThread(settings, waiter)
+                closers.append(jobs.stop)
+                await jobs.start()
+                dispatcher, extras, mode = jobs, {}, "embedded"
             drainer = OutboxDrainer(runtime.jobs, dispatcher)
             await drainer.start()
             closers.append(drainer.stop)

@@ -14,6 +14,7 @@ import contextlib
 import contextvars
 import logging
 from collections.abc import Sequence
+from typing import Protocol
 
 from judge.persistence import jobs as repo
 from judge.services.jobs import JobService, failure_message
@@ -66,8 +67,15 @@ class JobWaiter:
                 self._events.pop(j, None)
 
 
+class Notify(Protocol):
+    """Told when a job has finished (:meth:`JobWaiter.notify`, or a hand-over to another
+    thread's waiter)."""
+
+    def notify(self, job_id: str) -> None: ...
+
+
 class InProcessRunner:
-    def __init__(self, jobs: JobService, waiter: JobWaiter, *, concurrency: int) -> None:
+    def __init__(self, jobs: JobService, waiter: Notify, *, concurrency: int) -> None:
         self._jobs = jobs
         self._waiter = waiter
         self._concurrency = concurrency
