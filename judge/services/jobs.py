@@ -257,7 +257,7 @@ class JobService:
             log.error("job %s: %s", job_id, job.error)
             metrics.job_finished(job.rubric_id, "failed")
             if job.batch_id:
-                await self._run_batch_hooks(job)
+                await self._tell_follower(job)
             return True
         trace.get_current_span().set_attributes(
             {"judge.rubric": job.rubric_id, "judge.panel": job.panel_name}
@@ -293,7 +293,7 @@ class JobService:
         if finished:
             metrics.job_finished(rubric.id, "completed", time.perf_counter() - started)
         if finished and job.batch_id:
-            await self._run_batch_hooks(job)
+            await self._tell_follower(job)
         return finished
 
     async def _store(self, job: ScoreJob, result: ScoreResult) -> bool:
@@ -348,9 +348,9 @@ class JobService:
         if stopped:
             log.error("batch %s stopped: %d queued job(s) failed", job.batch_id, stopped)
         if job.batch_id:
-            await self._run_batch_hooks(job)
+            await self._tell_follower(job)
 
-    async def _run_batch_hooks(self, job: ScoreJob) -> None:
+    async def _tell_follower(self, job: ScoreJob) -> None:
         if self.follower is None:
             return
         try:
@@ -409,7 +409,7 @@ class JobService:
         if job is not None:
             metrics.job_finished(job.rubric_id, "failed")
             if job.batch_id:
-                await self._run_batch_hooks(job)
+                await self._tell_follower(job)
 
     async def mark_sent(self, job_ids: Sequence[str]) -> None:
         """The jobs are in the hands of their runner: off the outbox (services/outbox.py)."""
