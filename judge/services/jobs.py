@@ -249,10 +249,13 @@ class JobService:
             # finishing guards against).
             self.orphans.add(job_id)
             raise
-        self.orphans.discard(job_id)
         job = claim.job
         if job is None:
+            # busy: someone's claim holds it. If that claim is our own lost one (an orphan
+            # whose release just failed), it must stay an orphan, or nobody hands it back
+            # before its lease lapses (measured: a minute, in test_faults)
             return False
+        self.orphans.discard(job_id)
         if claim.outcome == repo.EXHAUSTED:
             log.error("job %s: %s", job_id, job.error)
             metrics.job_finished(job.rubric_id, "failed")

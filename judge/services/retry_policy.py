@@ -11,8 +11,13 @@ from judge.settings import Settings
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    #: runs of one job before it is marked failed for good (``worker.max_attempts``)
+    #: claims of one job (runs that reached it) before it is marked failed for good
+    #: (``worker.max_attempts``): the cap on a poison job, enforced by the claim itself
     max_attempts: int
+    #: re-runs of a run that raised for any reason, the database being down included (no
+    #: claim is counted then): 1+2+4+...+60+60 s spans an outage of about three minutes
+    #: before the job is given up
+    max_retries: int = 8
     #: the first retry waits this long; each next one twice as long, up to ``max_delay_s``
     base_s: int = 1
     max_delay_s: int = 60
@@ -20,10 +25,6 @@ class RetryPolicy:
     @classmethod
     def from_settings(cls, settings: Settings) -> RetryPolicy:
         return cls(max_attempts=settings.worker.max_attempts)
-
-    @property
-    def max_retries(self) -> int:
-        return self.max_attempts - 1
 
     def delay_s(self, retries: int) -> float:
         """Seconds before retry number ``retries + 1`` (Celery's exponential backoff without
