@@ -4,48 +4,42 @@ Why: in the embedded mode the API's event loop also runs the jobs. Measured duri
 a status poll first waited 100-580 ms for a connection of the main pool (all checked out by
 jobs), then, on a pool of its own, still waited a loop turn (10-30 ms under load) for each of
 its driver round trips (connect/ping, query, fetch, cursor close). On this loop every driver
-step is immediate; the caller's loop is entered once, for the result. A few lines of
-``run_coroutine_threadsafe``: no library in the lock does this for an async SQLAlchemy engine.
+step is immediate; the caller's loop is entered once, for the result. The thread is the
+project's one :class:`~judge.loop_thread.LoopThread`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from judge.loop_thread import LoopThread
+
 T = TypeVar("T")
 
 
 class ReadLoop:
-    """Runs ``read(session)`` on a daemon thread's loop; the engine is made there on first
-    use by ``make_engine`` (asyncpg connections belong to the loop that opened them)."""
+    """Runs ``read(session)`` on a daemon thread's loop, started on first use; the engine is
+    made there by ``make_engine`` (asyncpg connections belong to the loop that opened them)."""
 
     def __init__(self, make_engine: Callable[[], AsyncEngine]) -> None:
         self._make_engine = make_engine
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._thread: LoopThread | None = None
         self._engine: AsyncEngine | None = None
         self._sessions: async_sessionmaker[AsyncSession] | None = None
 
-    def _running_loop(self) -> asyncio.AbstractEventLoop:
+    def _started(self) -> LoopThread:
         with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                self._thread = threading.Thread(
-                    target=loop.run_forever, name="db-reads", daemon=True
-                )
-                self._thread.start()
-                self._loop = loop
-            return self._loop
+            if self._thread is None:
+                self._thread = LoopThread("db-reads")
+            return self._thread
 
     async def run(self, read: Callable[[AsyncSession], Awaitable[T]]) -> T:
-        future = asyncio.run_coroutine_threadsafe(self._read(read), self._running_loop())
-        return await asyncio.wrap_future(future)
+        return await self._started().call(self._read(read))
 
     async def _read(self, read: Callable[[AsyncSession], Awaitable[T]]) -> T:
         if self._sessions is None:
@@ -58,12 +52,10 @@ class ReadLoop:
 
     async def close(self) -> None:
         with self._lock:
-            loop, thread, self._loop, self._thread = self._loop, self._thread, None, None
-        if loop is None or thread is None:
+            thread, self._thread = self._thread, None
+        if thread is None:
             return
         engine, self._engine, self._sessions = self._engine, None, None
         if engine is not None:
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(engine.dispose(), loop))
-        loop.call_soon_threadsafe(loop.stop)
-        await asyncio.to_thread(thread.join)
-        loop.close()
+            await thread.call(engine.dispose())
+        await thread.stop(timeout_s=None)

@@ -11,7 +11,6 @@ stores the reports of calibration and probe runs a killed worker finished but di
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import threading
 from collections.abc import Coroutine
@@ -21,6 +20,7 @@ from celery import Celery, Task
 from celery.signals import worker_ready, worker_shutdown
 
 from judge import metrics
+from judge.loop_thread import LoopThread
 from judge.redis_client import redis_client
 from judge.services.jobs import failure_message
 from judge.services.notify import publish_done
@@ -42,25 +42,16 @@ class WorkerRuntime:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self.loop.run_forever, name="judge-loop", daemon=True
-        )
-        self._thread.start()
+        self._thread = LoopThread("judge-loop")
         self.runtime: ServiceRuntime = build_runtime(settings)
         self.redis: Any = redis_client(settings.redis_url or "")
         self._sender = broker_app(settings)
-        self._sweeper = asyncio.run_coroutine_threadsafe(self._sweep(), self.loop)
+        self._sweeper = self._thread.submit(self._sweep())
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the loop thread in a copy of the caller's context (the Celery task's
         trace, when tracing), and wait for its result."""
-        context = contextvars.copy_context()
-
-        async def in_context() -> T:
-            return await asyncio.create_task(coro, context=context)
-
-        return asyncio.run_coroutine_threadsafe(in_context(), self.loop).result()
+        return self._thread.call_blocking(coro)
 
     async def _sweep(self) -> None:
         worker = self.settings.worker
@@ -100,7 +91,7 @@ class WorkerRuntime:
         try:
             self.run(shutdown())
         finally:
-            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.stop_blocking()
 
 
 _runtime: WorkerRuntime | None = None
