@@ -28,8 +28,7 @@ from judge.domain.wire import (
     JobStatus,
     JobStatusLine,
 )
-from judge.services.batch_views import is_finished
-from judge.services.jobs import Rejection, job_view
+from judge.services.jobs import Rejection, is_finished, job_view
 from judge.services.submissions import Submission
 
 #: ids the service hands out (uuid4 hex); any other path id is refused before a query

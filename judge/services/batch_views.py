@@ -10,13 +10,7 @@ from typing import Any
 
 from judge.persistence import jobs as repo
 from judge.persistence.database import Database
-from judge.persistence.tables import ScoreJob
 from judge.services.jobs import job_view
-
-
-def is_finished(job: ScoreJob) -> bool:
-    """Completed or failed for good: nothing more will happen to it."""
-    return job.status in (repo.COMPLETED, repo.FAILED)
 
 
 @dataclass(frozen=True)

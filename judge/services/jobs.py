@@ -449,6 +449,11 @@ def _ratings_by_model(result: ScoreResult) -> dict[str, dict[str, Any]]:
     return out
 
 
+def is_finished(job: ScoreJob) -> bool:
+    """Completed or failed for good: nothing more will happen to it."""
+    return job.status in (repo.COMPLETED, repo.FAILED)
+
+
 def job_view(job: ScoreJob) -> dict[str, Any]:
     """The public JSON of a job: the full result when completed, else its status."""
     if job.status == repo.COMPLETED and job.result_json:

@@ -16,12 +16,10 @@ import logging
 from collections.abc import Sequence
 from typing import Protocol
 
-from judge.persistence import jobs as repo
-from judge.services.jobs import JobService, failure_message
+from judge.services.jobs import JobService, failure_message, is_finished
 from judge.services.retry_policy import RetryPolicy
 
 log = logging.getLogger(__name__)
-_FINISHED = (repo.COMPLETED, repo.FAILED)
 
 
 class JobWaiter:
@@ -41,7 +39,7 @@ class JobWaiter:
 
     async def _finished(self, job_id: str) -> bool:
         job = await self._jobs.get_job(job_id)
-        return job is None or job.status in _FINISHED
+        return job is None or is_finished(job)
 
     async def wait(self, job_ids: Sequence[str], timeout: float) -> None:
         loop = asyncio.get_running_loop()
