@@ -27,52 +27,50 @@ def shown_url(url: str) -> str:
     return safe_url(url)
 
 
-async def upgrade(url: str) -> tuple[str | None, str]:
-    """Create or upgrade the schema; (revision before, revision after)."""
+@asynccontextmanager
+async def _opened(url: str) -> AsyncIterator[Database]:
     database = Database(url)
     try:
-        return await database.upgrade()
+        yield database
     finally:
         await database.dispose()
+
+
+async def upgrade(url: str) -> tuple[str | None, str]:
+    """Create or upgrade the schema; (revision before, revision after)."""
+    async with _opened(url) as database:
+        return await database.upgrade()
 
 
 async def prepare(url: str, *, migrate: bool = False) -> int:
     """Before a server starts: migrate if asked, fail if the schema is behind (a
     :class:`~judge.errors.JudgeError` naming the fix), and return the number of active keys."""
-    database = Database(url)
-    try:
+    async with _opened(url) as database:
         if migrate:
             await database.upgrade()
         await database.check_migrated()
         return await KeyStore(database).count_active()
-    finally:
-        await database.dispose()
 
 
 @asynccontextmanager
 async def keys_of(url: str) -> AsyncIterator[KeyStore]:
     """The key store of a migrated database, closed on exit."""
-    database = Database(url)
-    try:
+    async with _opened(url) as database:
         await database.check_migrated()
         yield KeyStore(database)
-    finally:
-        await database.dispose()
 
 
 async def schema_ready(url: str) -> bool:
     """Does the database answer at this version's schema? Never creates a SQLite file."""
     if missing_sqlite_file(url) is not None:
         return False
-    database = Database(url)
-    try:
-        await database.check_migrated()
-    except DatabaseNotMigrated:
-        return False
-    except Exception as exc:
-        if is_unavailable(exc):
+    async with _opened(url) as database:
+        try:
+            await database.check_migrated()
+        except DatabaseNotMigrated:
             return False
-        raise
-    finally:
-        await database.dispose()
+        except Exception as exc:
+            if is_unavailable(exc):
+                return False
+            raise
     return True
