@@ -237,9 +237,14 @@ CLAIM_KEY = "judge-bench:claim"
 
 
 def _ping(url: str) -> bool:
-    host_port = url.split("//", 1)[1].split("/", 1)[0]
-    host, _, port = host_port.rpartition(":")
-    return redis_answers(host, int(port))
+    """Does the Redis at ``url`` answer (any URL redis-py reads: password, no port, ...)?"""
+    import redis
+
+    try:
+        with redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=5) as client:
+            return bool(client.ping())
+    except (redis.RedisError, OSError):
+        return False
 
 
 def _flush(url: str) -> None:
