@@ -73,13 +73,11 @@ async def finished_unreported(
         run = await session.get(table, run_id)
         if run is None or run.status != RUNNING or run.batch_id is None:
             return None
-        batch = await repo.get_batch(session, run.batch_id)
-        if batch is None:
+        found = await repo.batch_with_progress(session, run.batch_id)
+        if found is None or not found[1].done:
             return None
-        progress = await repo.batch_progress(session, batch)
-        if not progress.done:
-            return None
-        jobs = [job async for job in repo.iter_batch_jobs(session, batch.id)]
+        progress = found[1]
+        jobs = [job async for job in repo.iter_batch_jobs(session, run.batch_id)]
     return FinishedRun(run, jobs, progress.failed)
 
 

@@ -112,10 +112,10 @@ async def progress_view(database: Database, batch_id: str | None) -> dict[str, A
     if not batch_id:
         return None
     async with database.session() as session:
-        batch = await repo.get_batch(session, batch_id)
-        if batch is None:
-            return None
-        progress = await repo.batch_progress(session, batch)
+        found = await repo.batch_with_progress(session, batch_id)
+    if found is None:
+        return None
+    _, progress = found
     return {"total": progress.total, "completed": progress.completed, "failed": progress.failed}
 
 
