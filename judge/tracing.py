@@ -6,8 +6,11 @@ With ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``,
 One trace follows a job from the HTTP request (Litestar's OpenTelemetry plugin), through the
 Celery message (``opentelemetry-instrumentation-celery`` carries the context in the task
 headers) or the in-process queue, to the job and each judge's LLM call (spans of ours, with
-the GenAI semantic-convention attributes that LLM-observability tools read) and the HTTP
-requests under it (``opentelemetry-instrumentation-httpx``).
+the GenAI semantic-convention attributes that LLM-observability tools read). HTTP requests
+made with httpx (the Python client) get spans of their own
+(``opentelemetry-instrumentation-httpx``); the LLM calls go out on aiohttp (LiteLLM's
+transport and the direct path), whose instrumentation is not installed: the ``chat`` span is
+the call's innermost span.
 
 The OpenTelemetry API is a no-op until :func:`configure_tracing` installs a provider, so the
 spans in the code cost nothing when tracing is off.

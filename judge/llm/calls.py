@@ -16,10 +16,11 @@ A failure's ``error`` is a reason code and a fixed sentence (plus the HTTP statu
 exception's class): provider messages can carry endpoint URLs and partly masked keys, so their
 text goes to this process's log only, never to results or the database.
 
-A reply is classified the same way whichever provider sent it (LiteLLM and the OpenAI SDK
-return the same shape): ``finish_reason == "content_filter"`` or a ``refusal`` without content
-is ``refused``; ``finish_reason == "length"``, or a reply that used every token of an explicit
-``max_tokens``, is marked truncated; tool calls are reported by name.
+A reply is classified the same way whichever provider sent it (LiteLLM's reply and the
+direct path's parsed JSON have the same shape): ``finish_reason == "content_filter"`` or a
+``refusal`` without content is ``refused``; ``finish_reason == "length"``, or a reply that
+used every token of an explicit ``max_tokens``, is marked truncated;
+tool calls are reported by name.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The LiteLLM adapter: the only module that imports litellm.
 
 The retry layer, reply classification and public error texts are shared with the direct
-OpenAI-compatible path (:mod:`judge.llm.calls`); LiteLLM's and the OpenAI SDK's own retries
+OpenAI-compatible path (:mod:`judge.llm.calls`); LiteLLM's own retries
 are switched off. This module says which LiteLLM exceptions are which: authentication errors,
 bad requests and unknown models are final at once (a missing key, which LiteLLM reports as a
 500, is an authentication error); rate limits, 5xx, connection errors and timeouts are retried.

@@ -1,0 +1,133 @@
+"""Client CPU per chat-completion call, by HTTP client, against the simulator.
+
+``python -m judge.bench.client_cost [--calls N] [--rounds R]`` starts a simulator (100 ms, no
+jitter, no faults) and sends the same rendered EPITOME prompt with its JSON-schema
+``response_format``, 64 in flight, through:
+
+- ``direct``: the service's direct path (:class:`judge.llm.openai_client.OpenAIClient`, retry
+  layer and reply classification included);
+- ``openai-sdk``: the official ``openai`` SDK on its default httpx transport, as the direct
+  path used before;
+- ``aiohttp``: a bare post and JSON parse on one aiohttp session (the floor).
+
+It prints calls/s and this process's CPU time per call. Used to choose the direct path's HTTP
+client (issue 14); the numbers are in bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import aiohttp
+from pydantic import SecretStr
+
+from judge.bench.baseline import render
+from judge.llm.client import ChatRequest
+from judge.llm.openai_client import OpenAIClient
+from judge.rubrics import RubricRegistry
+from judge.simulator import SimulatorOptions, SimulatorProcess
+
+ITEM = {"seeker_post": "I failed my exam again.", "response": "That sounds hard. What happened?"}
+IN_FLIGHT = 64
+Call = Callable[[], Awaitable[None]]
+
+
+def _prompt() -> tuple[list[dict[str, str]], dict[str, Any]]:
+    """The messages and response_format a judge of the panel receives for one EPITOME item."""
+    return render(RubricRegistry.from_directory().get("epitome"), ITEM)
+
+
+def _cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def _callers(base_url: str) -> tuple[dict[str, Call], Callable[[], Awaitable[None]]]:
+    from openai import AsyncOpenAI
+
+    messages, schema = _prompt()
+    direct = OpenAIClient()
+    request = ChatRequest(
+        model="openai/accurate",
+        messages=messages,
+        response_format=schema,
+        api_base=base_url,
+        api_key=SecretStr("bench"),
+        params={"temperature": 0},
+    )
+    sdk = AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+    body: dict[str, Any] = {"model": "accurate", "messages": messages, "response_format": schema}
+
+    async def via_direct() -> None:
+        result = await direct.complete(request)
+        assert result.ok, result.error
+
+    async def via_sdk() -> None:
+        await sdk.chat.completions.create(**body, timeout=60)
+
+    async def via_aiohttp() -> None:
+        async with session.post(
+            f"{base_url}/chat/completions", json=body, headers={"Authorization": "Bearer bench"}
+        ) as response:
+            json.loads(await response.read())
+
+    async def close() -> None:
+        await direct.aclose()
+        await sdk.close()
+        await session.close()
+
+    return {"direct": via_direct, "openai-sdk": via_sdk, "aiohttp": via_aiohttp}, close
+
+
+async def _measure(call: Call, calls: int) -> tuple[float, float]:
+    """(calls per second, CPU ms per call) for ``calls`` calls, IN_FLIGHT at a time."""
+    gate = asyncio.Semaphore(IN_FLIGHT)
+
+    async def one() -> None:
+        async with gate:
+            await call()
+
+    await asyncio.gather(*(one() for _ in range(IN_FLIGHT)))  # connections opened, warm
+    cpu, start = _cpu_s(), time.perf_counter()
+    await asyncio.gather(*(one() for _ in range(calls)))
+    return calls / (time.perf_counter() - start), (_cpu_s() - cpu) / calls * 1000
+
+
+async def _run(calls: int, rounds: int) -> None:
+    options = SimulatorOptions(latency_ms=100, jitter_ms=0, flaky_rate=0, malformed_rate=0)
+    simulator = SimulatorProcess(options).start()
+    try:
+        callers, close = await _callers(simulator.base_url)
+        try:
+            for round_no in range(1, rounds + 1):
+                for name, call in callers.items():
+                    rate, cpu_ms = await _measure(call, calls)
+                    line = (
+                        f"round {round_no} {name:10s} {rate:7.0f} calls/s {cpu_ms:6.3f} ms CPU/call"
+                    )
+                    sys.stdout.write(line + "\n")
+        finally:
+            await close()
+    finally:
+        simulator.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=1500)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    asyncio.run(_run(args.calls, args.rounds))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
