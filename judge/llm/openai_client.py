@@ -176,7 +176,8 @@ class OpenAIClient(PathClient):
         session = self._sessions.get(loop)
         if session is None or session.closed:
             # no pool cap here: the per-model limits (judge.llm.limits) bound concurrency
-            session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+            # trust_env: HTTP(S)_PROXY, NO_PROXY and .netrc apply, as they did with the SDK (httpx)
+            session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), trust_env=True)
             self._sessions[loop] = session
         return session
 

@@ -135,3 +135,44 @@ def test_no_key_is_an_auth_error_before_any_request(monkeypatch: pytest.MonkeyPa
     result, seen = asyncio.run(scenario())
     assert (result.failure, result.attempts) == ("auth_error", 1)
     assert seen == []
+
+
+def test_the_proxy_of_the_environment_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP_PROXY applies, as it did with the SDK: a judge behind a proxy reaches a host this
+    machine cannot resolve (the loopback 'proxy' answers the call itself)."""
+    reply = {
+        "model": "accurate",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": '{"ok": true}'}}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+    }  # fmt: skip
+    targets: list[str] = []
+
+    async def proxy(request: web.Request) -> web.Response:
+        targets.append(f"{request.host}{request.path}")
+        return web.json_response(reply)
+
+    async def scenario() -> ChatResult:
+        app = web.Application()
+        app.router.add_post("/{tail:.*}", proxy)
+        runner = web.AppRunner(app)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{runner.addresses[0][1]}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        try:
+            return await call(
+                ChatRequest(
+                    model="openai/accurate",
+                    messages=[{"role": "user", "content": "hi"}],
+                    api_base="http://judge-endpoint.invalid/v1",
+                    api_key="k",
+                )
+            )
+        finally:
+            await runner.cleanup()
+
+    result = asyncio.run(scenario())
+    assert (result.failure, result.content, result.prompt_tokens) == (None, '{"ok": true}', 3)
+    assert targets == ["judge-endpoint.invalid/v1/chat/completions"]
