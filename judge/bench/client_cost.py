@@ -8,7 +8,8 @@ jitter, no faults) and sends the same rendered EPITOME prompt with its JSON-sche
   layer and reply classification included);
 - ``openai-sdk``: the official ``openai`` SDK on its default httpx transport, as the direct
   path used before;
-- ``aiohttp``: a bare post and JSON parse on one aiohttp session (the floor).
+- ``aiohttp``: the bench's raw HTTP ceiling caller (bare posts on one aiohttp session, the
+  reply's JSON parsed: :func:`judge.bench.baseline._raw_caller`), the floor.
 
 It prints calls/s and this process's CPU time per call. Used to choose the direct path's HTTP
 client (issue 14); the numbers are in bench/RESULTS.md.
@@ -18,23 +19,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import resource
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import aiohttp
 from pydantic import SecretStr
 
-from judge.bench.baseline import render
+from judge.bench.baseline import _raw_caller, render
+from judge.bench.simulator_load import ITEM
 from judge.llm.client import ChatRequest
 from judge.llm.openai_client import OpenAIClient
 from judge.rubrics import RubricRegistry
 from judge.simulator import SimulatorOptions, SimulatorProcess
 
-ITEM = {"seeker_post": "I failed my exam again.", "response": "That sounds hard. What happened?"}
 IN_FLIGHT = 64
 Call = Callable[[], Awaitable[None]]
 
@@ -44,27 +42,23 @@ def _prompt() -> tuple[list[dict[str, str]], dict[str, Any]]:
     return render(RubricRegistry.from_directory().get("epitome"), ITEM)
 
 
-def _cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 async def _callers(base_url: str) -> tuple[dict[str, Call], Callable[[], Awaitable[None]]]:
     from openai import AsyncOpenAI
 
-    messages, schema = _prompt()
+    messages, fmt = _prompt()
     direct = OpenAIClient()
     request = ChatRequest(
         model="openai/accurate",
         messages=messages,
-        response_format=schema,
+        response_format=fmt,
         api_base=base_url,
         api_key=SecretStr("bench"),
         params={"temperature": 0},
     )
     sdk = AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0)
-    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
-    body: dict[str, Any] = {"model": "accurate", "messages": messages, "response_format": schema}
+    raw_counts = {"calls": 0, "errors": 0, "unparsed": 0, "prompt_tokens": 0}
+    raw_call, raw_close = _raw_caller(base_url, "bench", raw_counts)
+    body: dict[str, Any] = {"model": "accurate", "messages": messages, "response_format": fmt}
 
     async def via_direct() -> None:
         result = await direct.complete(request)
@@ -74,15 +68,13 @@ async def _callers(base_url: str) -> tuple[dict[str, Call], Callable[[], Awaitab
         await sdk.chat.completions.create(**body, timeout=60)
 
     async def via_aiohttp() -> None:
-        async with session.post(
-            f"{base_url}/chat/completions", json=body, headers={"Authorization": "Bearer bench"}
-        ) as response:
-            json.loads(await response.read())
+        await raw_call("openai/accurate", messages, fmt)
+        assert not raw_counts["errors"], raw_counts
 
     async def close() -> None:
         await direct.aclose()
         await sdk.close()
-        await session.close()
+        await raw_close()
 
     return {"direct": via_direct, "openai-sdk": via_sdk, "aiohttp": via_aiohttp}, close
 
@@ -96,9 +88,9 @@ async def _measure(call: Call, calls: int) -> tuple[float, float]:
             await call()
 
     await asyncio.gather(*(one() for _ in range(IN_FLIGHT)))  # connections opened, warm
-    cpu, start = _cpu_s(), time.perf_counter()
+    cpu, start = time.process_time(), time.perf_counter()
     await asyncio.gather(*(one() for _ in range(calls)))
-    return calls / (time.perf_counter() - start), (_cpu_s() - cpu) / calls * 1000
+    return calls / (time.perf_counter() - start), (time.process_time() - cpu) / calls * 1000
 
 
 async def _run(calls: int, rounds: int) -> None:
