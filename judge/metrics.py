@@ -26,7 +26,7 @@ than silently dropping the children's samples.
 
 Gauge aggregation across processes: running jobs ``livesum``; queue depth ``mostrecent``
 (the last writer wins, whichever process it was). Calibration, reliability and drift gauges
-are not kept in memory: :mod:`judge.services.run_gauges` reads them from the database at
+are not kept in memory: :mod:`judge.runtime.run_gauges` reads them from the database at
 scrape time, through a collector each serving process adds with :func:`add_collector`.
 """
 
@@ -265,7 +265,7 @@ def mark_process_dead(pid: int) -> None:
 
 def add_collector(collector: Any) -> None:
     """Export ``collector`` (an object with ``collect()`` and ``describe()``, e.g.
-    :class:`judge.services.run_gauges.RunGaugeCollector`) from this process's ``/metrics``.
+    :class:`judge.runtime.run_gauges.RunGaugeCollector`) from this process's ``/metrics``.
 
     Does not import ``prometheus_client``. Call before :func:`serve_metrics`; a second call
     replaces the first collector."""

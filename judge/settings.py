@@ -34,8 +34,8 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from judge.domain.providers import OPENAI_COMPATIBLE, ClientChoice, provider_of
 from judge.errors import ConfigError
-from judge.llm.routing import OPENAI_COMPATIBLE, ClientChoice, provider_of
 
 #: Environment variables that mean "a real provider is configured" for LiteLLM.
 PROVIDER_KEY_VARS = (

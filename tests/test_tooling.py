@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import REPO
 
-CODE = ["judge", "tests", "bench", "deploy"]
+CODE = ["judge", "tests", "evidence", "deploy"]
 
 
 @pytest.mark.parametrize(

@@ -394,7 +394,7 @@ def service_health() -> dm.Dashboard:
 
 def latest(series: str) -> str:
     """A run gauge once per rubric, dimension and model: every process serving /metrics
-    exports it from the database (judge/services/run_gauges.py), under its own job and instance."""
+    exports it from the database (judge/runtime/run_gauges.py), under its own job and instance."""
     return f"max by (rubric, dimension, model) ({series})"
 
 

@@ -38,7 +38,7 @@ class Calibration:
     items that two or more of them labelled. ``simulated`` marks a run whose panel had a
     simulator persona.
 
-    For reliability-weighted aggregation (:mod:`judge.domain.aggregation`):
+    For reliability-weighted aggregation (:mod:`judge.domain.aggregation_choice`):
     ``judge_agreement`` is each judge's own agreement with the experts (the same metric, model
     -> value) and ``weighting_helps`` whether the run's cross-validated comparison showed the
     weighted aggregate beating the equal one (None: not evaluated). ``units`` counts the

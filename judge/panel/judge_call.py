@@ -21,12 +21,12 @@ from judge.domain.judgment_schema import (
     parse_judgment,
     response_format,
 )
+from judge.domain.providers import ClientChoice
 from judge.domain.result import CallRecord
 from judge.domain.rubric import Dimension, Rubric
 from judge.domain.text_safety import storable_text
 from judge.llm.client import ChatClient, ChatRequest, ChatResult, as_secret
 from judge.llm.prompts import build_messages, prompt_hash, repair_message
-from judge.llm.routing import ClientChoice
 from judge.tracing import tracer
 
 _RAW_REPLY_LIMIT = 20_000

@@ -7,7 +7,6 @@ its edge cases (NaN where a statistic is undefined).
 
 from __future__ import annotations
 
-from judge.reliability._aggregate import median_rater
 from judge.reliability._agreement_ac1 import gwet_ac1
 from judge.reliability._alpha import krippendorff_alpha
 from judge.reliability._bootstrap import bootstrap_ci
@@ -29,6 +28,7 @@ from judge.reliability._kappa import (
     weighted_kappa,
 )
 from judge.reliability._kappa_bootstrap import bootstrap_kappa_ci
+from judge.reliability._median_rater import median_rater
 from judge.reliability._missing import is_missing
 from judge.reliability._paired import (
     PairedComparison,

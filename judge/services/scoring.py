@@ -8,9 +8,9 @@ from typing import Any, Protocol
 
 from judge.domain.flags import Calibration
 from judge.domain.item import Item, parse_item
+from judge.domain.item_fit import check_item_fits
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import RankedScale, ReliabilityPolicy, Rubric
-from judge.domain.setting import check_item_fits
 from judge.errors import ItemInvalid
 from judge.llm.client import ChatClient
 from judge.panel.run import Panel, score_item

@@ -22,11 +22,11 @@ from celery.signals import worker_ready, worker_shutdown
 from judge import metrics
 from judge.loop_thread import LoopThread
 from judge.redis_client import redis_client
+from judge.runtime.composition import ServiceRuntime, build_runtime
+from judge.runtime.job_retry import JobRetryPolicy
+from judge.runtime.notify import publish_done
+from judge.runtime.run_gauges import RunGaugeCollector
 from judge.services.jobs import failure_message
-from judge.services.notify import publish_done
-from judge.services.retry_policy import RetryPolicy
-from judge.services.run_gauges import RunGaugeCollector
-from judge.services.runtime import ServiceRuntime, build_runtime
 from judge.settings import Settings, load_settings
 from judge.tracing import configure_tracing, shutdown_tracing
 from judge.worker.dispatch import QUEUE, TASK_NAME, broker_app, send_jobs
@@ -138,7 +138,7 @@ def create_celery(settings: Settings) -> Celery:
         worker_cancel_long_running_tasks_on_connection_loss=False,
     )
 
-    policy = RetryPolicy.from_settings(settings)
+    policy = JobRetryPolicy.from_settings(settings)
 
     # A run that raises is retried by Celery itself, with the backoff of the one policy the
     # embedded runner applies too; after the last retry ``on_failure`` marks the job failed.

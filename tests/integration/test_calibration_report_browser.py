@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 
+from judge.calibration import ScoredItem, calibration_report, render_report_html
 from judge.rubrics import RubricRegistry
-from judge.services.calibration_html import render_report_html
-from judge.services.calibration_report import ScoredItem, calibration_report
 
 pytestmark = [pytest.mark.integration]
 

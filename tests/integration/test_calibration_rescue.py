@@ -1,5 +1,5 @@
 """RESCUE-BENCH metrics from a calibration run: ``rescue-couple`` and ``rescue-family`` calibrated
-against the benchmark's gold labels (``judge.services.rescue``) with the simulated panel, run
+against the benchmark's gold labels (``judge.labels.rescue``) with the simulated panel, run
 in-process on a temporary SQLite database (the calibration service, the job runner and the
 simulator's real HTTP server), then once more through ``judge calibrate --rescue``.
 
@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 
+from judge.labels.rescue import EXPERT, read_sessions, rescue_items
 from judge.persistence import jobs as repo
 from judge.persistence.database import Database
 from judge.rubrics import RubricRegistry
-from judge.services.rescue import EXPERT, read_sessions, rescue_items
-from judge.services.runtime import build_runtime
+from judge.runtime.composition import build_runtime
 from judge.settings import load_settings
 from judge.simulator import SimulatorOptions, SimulatorProcess
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from judge.samples import SAMPLES, load_sample
+from judge.sample_conversations import SAMPLES, load_sample
 from judge.settings import PROVIDER_KEY_VARS
 
 pytestmark = pytest.mark.integration

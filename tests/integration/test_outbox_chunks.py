@@ -7,10 +7,10 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
-from judge.samples import load_sample
-from judge.services import admin
-from judge.services.outbox import OutboxDispatcher, OutboxDrainer
-from judge.services.runtime import build_runtime
+from judge.runtime.composition import build_runtime
+from judge.runtime.outbox import OutboxDispatcher, OutboxDrainer
+from judge.sample_conversations import load_sample
+from judge.services import schema
 from judge.settings import load_settings
 from tests.integration.conftest import query
 
@@ -39,7 +39,7 @@ def test_a_failed_chunk_and_the_rest_are_left_to_the_drainer(tmp_path: Path) -> 
     item = load_sample("reddit_style_post.json")
 
     async def run() -> tuple[list[int], list[str], int, list[int], int]:
-        await admin.upgrade(settings.database_url)
+        await schema.upgrade(settings.database_url)
         runtime = build_runtime(settings, runs_jobs=False)
         try:
             lines = [(n, dict(item, id=f"i{n}")) for n in range(1, 1_201)]

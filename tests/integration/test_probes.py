@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from bench.probe_evidence import DYADIC as BENCH_DYADIC
-from bench.probe_evidence import NAMES, couple, sims
+from evidence.probe_evidence import DYADIC as BENCH_DYADIC
+from evidence.probe_evidence import NAMES, couple, sims
 from judge.simulator.process import SimulatorProcess
 from tests.integration.conftest import (
     RedisDatabases,

@@ -83,11 +83,11 @@ def test_alert_split() -> None:
 
 
 def declared_metric_names() -> set[str]:
-    """Sample names judge.metrics and the run gauges (judge.services.run_gauges) can export,
+    """Sample names judge.metrics and the run gauges (judge.runtime.run_gauges) can export,
     read in a fresh single-process interpreter."""
     code = (
         "from judge import metrics\n"
-        "from judge.services.run_gauges import RunGauges, families\n"
+        "from judge.runtime.run_gauges import RunGauges, families\n"
         "class NoRuns:\n"
         "    def collect(self):\n"
         "        return families(RunGauges())\n"
@@ -369,7 +369,7 @@ class StoredRunsCollector:
         self.runs = runs
 
     def collect(self) -> Any:
-        from judge.services.run_gauges import families, gauges_from_runs
+        from judge.runtime.run_gauges import families, gauges_from_runs
 
         return families(gauges_from_runs(self.runs))
 

@@ -1,4 +1,4 @@
-"""The one retry policy (judge/services/retry_policy.py): the embedded runner retries a run
+"""The one retry policy (judge/runtime/job_retry.py): the embedded runner retries a run
 that raises with its backoff and marks the job failed after ``worker.max_attempts`` runs;
 the Celery task is given the same numbers for Celery's own autoretry."""
 
@@ -10,16 +10,16 @@ from pathlib import Path
 
 from judge.llm.client import ChatRequest
 from judge.llm.scripted import ScriptedChatClient
-from judge.samples import load_sample
+from judge.runtime.composition import build_runtime
+from judge.runtime.in_process import InProcessRunner, JobWaiter
+from judge.runtime.job_retry import JobRetryPolicy
+from judge.sample_conversations import load_sample
 from judge.services import admin
-from judge.services.retry_policy import RetryPolicy
-from judge.services.runner import InProcessRunner, JobWaiter
-from judge.services.runtime import build_runtime
 from judge.settings import load_settings
 
 
 def test_backoff_doubles_from_one_second_up_to_a_minute() -> None:
-    policy = RetryPolicy(max_attempts=5)
+    policy = JobRetryPolicy(max_attempts=5)
     assert [policy.delay_s(n) for n in range(8)] == [1, 2, 4, 8, 16, 32, 60, 60]
     # retries outlast an outage of minutes (a run that fails before its claim counts none)
     assert sum(policy.delay_s(n) for n in range(policy.max_retries)) >= 180
@@ -83,7 +83,7 @@ def test_the_celery_task_retries_with_the_same_policy() -> None:
     from judge.worker.dispatch import TASK_NAME
 
     task = celery_app.tasks[TASK_NAME]
-    policy = RetryPolicy.from_settings(load_settings())
+    policy = JobRetryPolicy.from_settings(load_settings())
     assert task.autoretry_for == (Exception,)
     assert task.max_retries == policy.max_retries
     assert (task.retry_backoff, task.retry_backoff_max) == (policy.base_s, policy.max_delay_s)

@@ -15,8 +15,8 @@ import pytest
 
 from judge.persistence.database import Database
 from judge.persistence.tables import CalibrationRun, ProbeRun, ScoreJob
+from judge.runtime.composition import ServiceRuntime, build_runtime
 from judge.services.calibration_insights import CalibrationNotReady
-from judge.services.runtime import ServiceRuntime, build_runtime
 from judge.settings import load_settings
 from judge.simulator import SimulatorProcess
 from tests.integration.sample_texts import POSTS, RESPONSES

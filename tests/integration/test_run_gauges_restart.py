@@ -1,5 +1,5 @@
 """Calibration, reliability and drift gauges survive restarts: they are read from the database
-at scrape time (judge/services/run_gauges.py). A calibration and a canary run go through the live
+at scrape time (judge/runtime/run_gauges.py). A calibration and a canary run go through the live
 stack (API, Celery worker, simulator); the API is restarted; its first scrape has the gauges,
 equal to the stored runs. ``judge beat`` serves the same gauges on its own /metrics.
 On SQLite and PostgreSQL."""

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from judge.cli.agreement import agreement
+from judge.labels.annotator_files import AnnotatorFileError, is_missing
+from judge.labels.label_files import read_label_files
 from judge.rubrics import RubricRegistry
-from judge.services.annotator_files import AnnotatorFileError, is_missing
-from judge.services.label_files import read_label_files
 
 TEXT = "Seeker: I failed my exam. Supporter: That sounds really hard, what happened?"
 MISSING = ["", "NA", "n/a", "NaN", "null", "None", "  "]

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from judge.calibration import PANEL, ScoredItem, calibration_report
 from judge.reliability import gwet_ac1, scale_kappa
 from judge.rubrics import RubricRegistry
-from judge.services.calibration_report import PANEL, ScoredItem, calibration_report
 
 REGISTRY = RubricRegistry.from_directory()
 EPITOME = REGISTRY.get("epitome")

@@ -13,6 +13,17 @@ from typing import Any
 
 import pytest
 
+from judge.calibration import (
+    PANEL,
+    ScoredItem,
+    agreement,
+    calibration_report,
+    consensus,
+    flag_inputs,
+    heatmap_svg,
+    metric_name,
+    render_report_html,
+)
 from judge.reliability import (
     cohens_kappa,
     fleiss_kappa,
@@ -21,16 +32,6 @@ from judge.reliability import (
     weighted_kappa,
 )
 from judge.rubrics import RubricRegistry
-from judge.services.calibration_html import heatmap_svg, render_report_html
-from judge.services.calibration_report import (
-    PANEL,
-    ScoredItem,
-    agreement,
-    calibration_report,
-    consensus,
-    flag_inputs,
-    metric_name,
-)
 
 REGISTRY = RubricRegistry.from_directory()
 EPITOME = REGISTRY.get("epitome")

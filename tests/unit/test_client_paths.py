@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from judge.domain.providers import wire_model
 from judge.errors import ConfigError
-from judge.llm.routing import client_path, wire_model
+from judge.llm.routing import client_path
 from judge.settings import JudgeSpec
 
 

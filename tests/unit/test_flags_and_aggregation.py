@@ -254,7 +254,7 @@ def test_no_valid_ratings_no_score() -> None:
 def test_settings_reliability_defaults_reach_the_scorers_policy() -> None:
     from judge.errors import ConfigError
     from judge.rubrics import RubricRegistry
-    from judge.services.runtime import check_policies
+    from judge.runtime.composition import check_policies
     from judge.services.scoring import Scorer
     from judge.settings import load_settings
 

@@ -9,16 +9,17 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from judge.api.routes import _parse_jsonl
 from judge.domain.injection import contains_instructions, normalise, text_contains_instructions
 from judge.domain.item import name_problem, parse_item
+from judge.domain.jsonl import parse_jsonl
 from judge.domain.judgment_schema import MAX_RATIONALE_CHARS, parse_judgment
 from judge.domain.text_safety import json_problem, storable_text, text_problem
+from judge.domain.wire import Rejection
 from judge.errors import ConfigError, ItemInvalid
 from judge.llm.client import ChatRequest
 from judge.panel.judge_call import JudgeTarget
 from judge.rubrics import RubricRegistry
-from judge.services.jobs import Rejection, failure_message
+from judge.services.jobs import failure_message
 from judge.settings import Settings, load_settings, secret_like
 
 EPITOME = RubricRegistry.from_directory().get("epitome")
@@ -135,7 +136,7 @@ def test_every_jsonl_line_fails_alone_with_its_number() -> None:
         b"   ",
         good + b"\r",
     ]
-    parsed = _parse_jsonl(b"\n".join(lines))
+    parsed = parse_jsonl(b"\n".join(lines))
     assert [n for n, _ in parsed] == [1, 2, 3, 4, 5, 6, 8]
     assert parsed[0][1] == {"seeker_post": "a", "response": "b"}
     assert parsed[-1][1] == {"seeker_post": "a", "response": "b"}

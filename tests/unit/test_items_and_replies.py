@@ -8,9 +8,9 @@ import pytest
 
 from judge.domain.injection import contains_instructions
 from judge.domain.item import parse_item
+from judge.domain.item_fit import check_item_fits
 from judge.domain.judgment_schema import judgment_schema, parse_judgment
 from judge.domain.render import conversation_key, parse_conversation_block, render_conversation
-from judge.domain.setting import check_item_fits
 from judge.errors import ItemInvalid
 from judge.llm.prompts import build_messages, system_prompt
 from judge.rubrics import RubricRegistry

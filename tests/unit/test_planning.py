@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.projection_check import check, kumar_ratings, summary
+from evidence.projection_check import check, kumar_ratings, summary
+from judge.calibration import calibration_plan, plan_dimension, predicted_level
 from judge.domain.flags import Calibration
 from judge.domain.rubric import ReliabilityPolicy
 from judge.errors import ItemInvalid
@@ -21,7 +22,6 @@ from judge.reliability import (
     units_needed,
 )
 from judge.rubrics import RubricRegistry
-from judge.services.planning import calibration_plan, plan_dimension, predicted_level
 
 EPITOME = RubricRegistry.from_directory().get("epitome")
 POLICY = ReliabilityPolicy()

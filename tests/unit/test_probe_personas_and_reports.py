@@ -6,17 +6,17 @@ import json
 import random
 from typing import Any
 
-from judge.domain.item import parse_item
-from judge.domain.judgment_schema import judgment_schema, parse_judgment, response_format
-from judge.domain.probe_variants import filler, padded, participant_orders
-from judge.llm.prompts import build_messages
-from judge.rubrics import RubricRegistry
-from judge.services.probe_report import (
+from judge.calibration import (
     Variant,
     order_report,
     self_preference_report,
     verbosity_report,
 )
+from judge.domain.item import parse_item
+from judge.domain.judgment_schema import judgment_schema, parse_judgment, response_format
+from judge.domain.probe_variants import filler, padded, participant_orders
+from judge.llm.prompts import build_messages
+from judge.rubrics import RubricRegistry
 from judge.simulator import SimulatorOptions, build_state
 from judge.simulator.personas import parse_persona
 from judge.simulator.schema import requested_schema

@@ -1,4 +1,4 @@
-"""RESCUE-BENCH sessions -> labelled calibration items (``judge.services.rescue``), on small
+"""RESCUE-BENCH sessions -> labelled calibration items (``judge.labels.rescue``), on small
 synthetic sessions shaped like the benchmark's rows."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from judge.rubrics import RubricRegistry
-from judge.services.calibration_report import consensus
-from judge.services.rescue import (
+from judge.calibration import consensus
+from judge.labels.rescue import (
     EXPERT,
     GIVEN_TARGET_SUFFIX,
     RescueFileError,
@@ -21,6 +20,7 @@ from judge.services.rescue import (
     scenario_of,
     support_target,
 )
+from judge.rubrics import RubricRegistry
 
 REGISTRY = RubricRegistry.from_directory()
 COUPLE = REGISTRY.get("rescue-couple")
@@ -186,7 +186,7 @@ def test_empty_patterns_and_unknown_labels_are_skipped(built: dict[int, dict[str
 def test_every_built_label_passes_the_calibration_checks(
     built: dict[int, dict[str, Any]],
 ) -> None:
-    from judge.services.calibration import normalise_labels
+    from judge.services.calibrations import normalise_labels
 
     for it in built.values():
         participants = tuple(p["id"] for p in it["item"]["participants"] if p["role"] == "client")

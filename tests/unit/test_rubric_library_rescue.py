@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from judge.domain.item import parse_item
+from judge.domain.item_fit import check_item_fits
 from judge.domain.rubric import Rubric
-from judge.domain.setting import check_item_fits
 from judge.errors import ItemInvalid
 from judge.rubrics import RubricRegistry
 

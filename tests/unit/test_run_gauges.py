@@ -1,4 +1,4 @@
-"""Calibration, reliability and drift gauges from the stored runs (judge/services/run_gauges.py):
+"""Calibration, reliability and drift gauges from the stored runs (judge/runtime/run_gauges.py):
 which run each gauge follows, the exposition, and the collector's cache on a migrated SQLite
 file."""
 
@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from judge.persistence.database import Database
 from judge.persistence.latest_runs import StoredRun
 from judge.persistence.tables import CalibrationRun, Canary
-from judge.services.run_gauges import NAMES, RunGaugeCollector, families, gauges_from_runs
+from judge.runtime.run_gauges import NAMES, RunGaugeCollector, families, gauges_from_runs
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import pytest
 
-from judge.domain.families import model_family
 from judge.domain.item import parse_item
+from judge.domain.providers import model_family
 from judge.domain.result import ScoreResult
 from judge.llm.cache import cache_key
 from judge.llm.client import ChatRequest

@@ -10,7 +10,8 @@ import statistics
 import numpy as np
 import pytest
 
-from judge.domain.aggregation import choose_aggregation, reliability_weights
+from judge.calibration import ScoredItem, compare_aggregation
+from judge.domain.aggregation_choice import choose_aggregation, reliability_weights
 from judge.domain.flags import Calibration
 from judge.domain.rubric import ReliabilityPolicy, Tolerance
 from judge.panel.aggregate import aggregate, weighted_aggregate, weighted_median
@@ -21,8 +22,6 @@ from judge.reliability import (
     ratio_statistic,
     scale_kappa,
 )
-from judge.services.aggregation_eval import compare_aggregation
-from judge.services.calibration_report import ScoredItem
 from tests.unit.test_flags_and_aggregation import BINARY, NOMINAL, ORDINAL, RANKED
 
 POLICY = ReliabilityPolicy()
