@@ -2,7 +2,7 @@
 and what :mod:`judge.client` parses.
 
 Handlers build plain dicts; these models only describe them, so that clients and the fuzzer
-(schemathesis, tests/integration/test_api_fuzz.py) can check every documented response against
+(schemathesis, tests/e2e/test_api_fuzz.py) can check every documented response against
 them. Objects may carry more fields than listed; the listed ones are always there.
 """
 
