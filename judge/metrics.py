@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from judge.domain.result import ABSTENTION_REASONS, CALL_FAILURES
+
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
@@ -58,10 +60,7 @@ UNIT_BUCKETS = tuple(round(i / 10, 1) for i in range(11))  # 0, 0.1, ..., 1
 
 METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 JOB_STATUSES = frozenset({"completed", "failed", "cancelled"})
-LLM_OUTCOMES = frozenset(
-    {"ok", "timed_out", "rate_limit", "provider_error", "refused", "auth_error", "bad_request"}
-)
-ABSTENTION_REASONS = LLM_OUTCOMES - {"ok"} | {"unparseable", "truncated"}
+LLM_OUTCOMES = CALL_FAILURES | {"ok"}
 LEVELS = frozenset({"trusted", "caution", "untrusted"})
 OTHER = "other"
 

@@ -22,7 +22,7 @@ Pure computation over plain data (no I/O); the statistics of one rater are in
 - binary dimensions also on a yes/no-balanced resample (RESCUE-BENCH's intervene-now);
 - items that told the judges some labels (``given``, e.g. the gold support target) are
   evaluated separately from the end-to-end items, which alone decide the flag;
-- the reliability flag that results, with the evidence gate of DESIGN.md section 2;
+- the reliability flag that results, with the evidence gate of docs/DESIGN.md section 2;
 - equal vs reliability-weighted aggregation, cross-validated (``aggregation``, see
   :mod:`judge.calibration._aggregation_comparison`), and which one a panel with
   ``aggregation: auto`` now uses. The ``panel`` rater is always the equal aggregate (median,

@@ -51,7 +51,7 @@ class JobStatus(BaseModel):
 
 
 class CompletedScore(ScoreResult):
-    """A completed score (DESIGN.md section 3): the result, with the job's id and status."""
+    """A completed score (docs/DESIGN.md section 3): the result, with the job's id and status."""
 
     id: str
     item_id: str | None

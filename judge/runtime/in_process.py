@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from judge.runtime.job_retry import JobRetryPolicy
+from judge.runtime.sweeper import sweep_forever
 from judge.services.jobs import JobService, failure_message, is_finished
 
 log = logging.getLogger(__name__)
@@ -90,7 +91,7 @@ class InProcessRunner:
 
     async def start(self) -> None:
         self._tasks = [asyncio.create_task(self._work()) for _ in range(self._concurrency)]
-        self._tasks.append(asyncio.create_task(self._sweep()))
+        self._tasks.append(asyncio.create_task(sweep_forever(self._jobs, self.dispatch)))
         await self.dispatch(await self._jobs.recoverable_job_ids())
 
     async def stop(self, grace_s: float = 10.0) -> None:
@@ -138,20 +139,3 @@ class InProcessRunner:
         delay = policy.delay_s(max(attempts - 1, 0))
         log.warning("job %s raised %r; retrying in %.0fs", job_id, exc, delay)
         asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, (job_id, None))
-
-    async def _sweep(self) -> None:
-        # orphans (runs that failed during an outage) are looked for every second
-        interval = self._jobs.settings.worker.sweep_interval_s
-        loop = asyncio.get_running_loop()
-        swept = loop.time()
-        while True:
-            await asyncio.sleep(min(interval, 1.0))
-            try:
-                await self.dispatch(await self._jobs.release_orphans())
-                if loop.time() - swept >= interval:
-                    swept = loop.time()
-                    await self.dispatch(await self._jobs.stale_job_ids(include_queued=False))
-                    await self._jobs.queue_depth()
-                    await self._jobs.sweep_runs()
-            except Exception:
-                log.warning("sweep for stale jobs and unreported runs failed", exc_info=True)

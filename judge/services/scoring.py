@@ -18,7 +18,7 @@ from judge.rubrics import RubricRegistry
 
 
 class CalibrationLookup(Protocol):
-    """Where flags find a panel's measured agreement with experts (see DESIGN.md section 2):
+    """Where flags find a panel's measured agreement with experts (see docs/DESIGN.md section 2):
     per dimension, the applicable calibration given the policy's ``min_items``."""
 
     async def latest(

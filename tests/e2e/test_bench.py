@@ -1,6 +1,6 @@
 """``judge bench`` end to end on a tiny profile: every section of the JSON is present and sane.
 
-Timings are printed by the benchmark, never asserted here (DESIGN.md section 7).
+Timings are printed by the benchmark, never asserted here (docs/DESIGN.md section 7).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_tiny_bench_writes_every_section(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "DESIGN.md section 7 targets" in done.stdout
+    assert "docs/DESIGN.md section 7 targets" in done.stdout
     assert _leftovers(mark) == [], "the benchmark left processes behind"
 
     results = json.loads(out.read_text())

@@ -82,7 +82,7 @@ ID_COLUMNS = frozenset(c for f in FOLDERS for c in (*f.ids, *f.llm_ids))
 
 # The paper flags these as unreliable for the LLM (Exp-LLM below 0.58); PE is not replayable.
 PAPER_UNRELIABLE = ("empathy", "fluency", "relevance", "dismissing_emotions")
-# The panel-level flags this run gives: the rule of DESIGN.md section 2, with its evidence gate
+# The panel-level flags this run gives: the rule of docs/DESIGN.md section 2, with its evidence gate
 # (50 items each, every judge answering: n and coverage pass; the decisive part is the lower
 # bound of the panel kappa's 95% bootstrap CI, which must reach the floor). Ordinal kappas use
 # every level of the scale; the paper's observed-category kappas are checked separately.
@@ -395,7 +395,7 @@ def test_expert_baseline_is_the_median_of_the_papers_expert_pairs(
 
 
 def expected_level(flag: dict[str, Any]) -> str:
-    """DESIGN.md section 2 with the evidence gate, for a calibrated panel whose judges all
+    """docs/DESIGN.md section 2 with the evidence gate, for a calibrated panel whose judges all
     answered (quorum met, no per-item disagreement)."""
     expert, panel, line, floor = (
         flag["expert_kappa"],

@@ -150,7 +150,7 @@ def assert_problem(
 
 
 def assert_result_shape(result: dict[str, Any], stack: ServiceStack, rubric: str) -> None:
-    """DESIGN.md section 3: the result of one scored item."""
+    """docs/DESIGN.md section 3: the result of one scored item."""
     spec = stack.client.get(f"/v1/rubrics/{rubric}", headers=stack.headers()).json()
     assert result["status"] == "completed"
     assert re.fullmatch(r"[0-9a-f]{32}", result["id"])

@@ -31,7 +31,7 @@ from judge.services.jobs import is_finished, job_view
 
 
 class ScoreRequest(BaseModel):
-    """Score one item (DESIGN.md section 3 for the item shape)."""
+    """Score one item (docs/DESIGN.md section 3 for the item shape)."""
 
     model_config = ConfigDict(extra="forbid")
 

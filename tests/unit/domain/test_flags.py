@@ -1,4 +1,4 @@
-"""Reliability flags (DESIGN.md section 2) and per-scale aggregation."""
+"""Reliability flags (docs/DESIGN.md section 2) and per-scale aggregation."""
 
 from __future__ import annotations
 
