@@ -25,7 +25,8 @@ label's share of the Borda points`` (its prediction set is for the top choice).
 
 Why not a library: MAPIE, crepes and puncc (PyPI) were tried on discrete ordinal residuals.
 crepes fits best (it takes nonconformity scores directly, Mondrian bins included) and
-computes the same quantile (the unit tests use it as the oracle), but its bounds are
+computes the same quantile (the unit tests use it as the oracle; where (n + 1) * alpha is
+a whole number its floating-point rank falls one short, e.g. 9 items at 0.9), but its bounds are
 real-valued (an interval around 2.5 ends at 4.5), a too-small calibration comes back as a
 maximal interval with a UserWarning instead of a status, and it would bring pandas into the
 service. MAPIE (1.x) and puncc wrap a fitted scikit-learn-style model, which a judge panel
