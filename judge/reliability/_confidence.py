@@ -2,9 +2,11 @@
 
 Features (from what a panel produces; each in [0, 1], 1 = most confident):
 - *range agreement* (ordinal): ``1 - (max - min) / (scale max - scale min)`` over the valid
-  judges' ratings: the panel's spread, on the scale's span;
+  judges' ratings: the panel's spread, on the scale's span (with a tolerance of k levels, the
+  spread beyond k on the span beyond k);
 - *modal agreement*: the share of valid judges giving the most frequent answer, rescaled so
-  that all judges differing is 0 and all agreeing is 1: ``(share - 1/J) / (1 - 1/J)``; for
+  that all judges differing is 0 and all agreeing is 1: ``(share - 1/J) / (1 - 1/J)`` (with
+  a tolerance of k levels, judges within k of one judge's rating count as agreeing); for
   ranked scales it is computed on the judges' first choices (top-1 agreement);
 - *self-consistency*, when judges were sampled k times: per judge, the same agreement
   measure over its own samples, averaged over the judges.
@@ -42,26 +44,33 @@ def _as_labels(row: Sequence[float]) -> list[Hashable | None]:
     return [None if math.isnan(v) else v for v in row]
 
 
-def _modal_agreement(rows: Sequence[Sequence[Hashable | None]]) -> FloatArray:
+def _modal_agreement(
+    rows: Sequence[Sequence[Hashable | None]], tolerance: float = 0.0
+) -> FloatArray:
     out = np.full(len(rows), np.nan)
     for i, row in enumerate(rows):
         valid = [v for v in row if v is not None and not (isinstance(v, float) and math.isnan(v))]
         if len(valid) < 2:
             continue
-        top = max(valid.count(v) for v in set(valid))
+        if tolerance > 0:  # ordinal: the most judges within the tolerance of one judge's rating
+            top = max(sum(abs(w - v) <= tolerance + 1e-9 for w in valid) for v in valid)  # type: ignore[operator]
+        else:
+            top = max(valid.count(v) for v in set(valid))
         share = top / len(valid)
         out[i] = (share - 1 / len(valid)) / (1 - 1 / len(valid))
     return out
 
 
-def _range_agreement(ratings: FloatArray, span: float) -> FloatArray:
-    """``1 - spread / span`` over the last axis; NaN with fewer than two valid values."""
+def _range_agreement(ratings: FloatArray, span: float, tolerance: float = 0.0) -> FloatArray:
+    """``1 - max(0, spread - tolerance) / (span - tolerance)`` over the last axis; NaN with
+    fewer than two valid values."""
     missing = np.isnan(ratings)
     valid = (~missing).sum(axis=-1)
     spread = np.where(missing, -np.inf, ratings).max(axis=-1) - np.where(
         missing, np.inf, ratings
     ).min(axis=-1)
-    return np.where(valid >= 2, 1 - spread / span, np.nan)
+    excess = np.maximum(spread - tolerance, 0.0) / (span - tolerance)
+    return np.where(valid >= 2, 1 - excess, np.nan)
 
 
 def _nan_mean(stack: FloatArray) -> FloatArray:
@@ -93,11 +102,14 @@ def ordinal_features(
     scale_min: float,
     scale_max: float,
     samples: FloatArray | None = None,
+    tolerance: float = 0.0,
 ) -> PanelFeatures:
     """Features of ordinal ratings, (items, judges) with NaN for an abstention; ``samples``
-    (items, judges, k) when each judge was sampled k times (NaN for a missing sample)."""
-    if scale_max <= scale_min:
-        raise ValueError("scale_max must exceed scale_min")
+    (items, judges, k) when each judge was sampled k times (NaN for a missing sample).
+    ``tolerance``: when agreement with the experts is counted within k levels, judges within
+    k levels of each other count as agreeing (spread beyond k, modal share within k)."""
+    if scale_max - scale_min <= tolerance:
+        raise ValueError("the scale must span more than the tolerance")
     grid = np.asarray(ratings, dtype=np.float64)
     if grid.ndim != 2:
         raise ValueError("ratings must be (items, judges)")
@@ -112,10 +124,15 @@ def ordinal_features(
         per_judge = []  # each judge's own agreement across its samples: range, modal
         for j in range(cube.shape[1]):
             own = cube[:, j, :]
-            per_judge.append(_range_agreement(own, span))
-            per_judge.append(_modal_agreement([_as_labels(s) for s in own.tolist()]))
+            per_judge.append(_range_agreement(own, span, tolerance))
+            per_judge.append(_modal_agreement([_as_labels(s) for s in own.tolist()], tolerance))
         consistency = _nan_mean(np.vstack(per_judge))
-    return PanelFeatures(judges, _range_agreement(grid, span), _modal_agreement(rows), consistency)
+    return PanelFeatures(
+        judges,
+        _range_agreement(grid, span, tolerance),
+        _modal_agreement(rows, tolerance),
+        consistency,
+    )
 
 
 def label_features(

@@ -70,3 +70,15 @@ def test_calibration_recovers_a_known_curve() -> None:
     many = fit_confidence_calibration(rng.random(500), rng.random(500) < 0.5, max_bins=5)
     assert len(many.edges) == 5
     assert list(many.probabilities) == sorted(many.probabilities)
+
+
+def test_tolerance_counts_judges_within_k_levels_as_agreeing() -> None:
+    # spread 1 is within tolerance 1: range 1; spread 2 on a span of 4: 1 - (2 - 1)/(4 - 1)
+    f = ordinal_features([[3, 4, 4], [1, 2, 3], [1, 3, 5]], 1, 5, tolerance=1)
+    assert f.range_agreement.tolist() == pytest.approx([1.0, 2 / 3, 1 - 3 / 3])
+    # every judge within 1 of the middle judge's 2; for 1, 3, 5 none within 1 of another
+    assert f.modal_agreement.tolist() == pytest.approx([1.0, 1.0, 0.0])
+    exact = ordinal_features([[3, 4, 4]], 1, 5)
+    assert exact.confidence()[0] < f.confidence()[0]
+    with pytest.raises(ValueError, match="span more than the tolerance"):
+        ordinal_features([[0, 1]], 0, 1, tolerance=1)
