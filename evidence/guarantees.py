@@ -324,7 +324,8 @@ def main() -> None:
         print(
             "| framework | dimension | all items agree | full panel: guaranteed splits | "
             "coverage | violated: test / all 50 | pooled realised | all 50 at modal threshold "
-            "(Wilson 95%) | cascade: guaranteed | coverage | by stage 1 | violated: test / all 50 | "
+            "(Wilson 95%) | cascade: guaranteed | coverage | by stage 1 | "
+            "violated: test / all 50 | "
             "pooled realised | calls/item | cost/item vs full | Brier calibrated / base |"
         )
         print("|---" * 16 + "|")
