@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from bench.projection_check import EXPERTS, FOLDERS, KUMAR, LLMS
+from evidence.projection_check import EXPERTS, FOLDERS, KUMAR, LLMS
 from judge.rubrics import RubricRegistry
 
 FloatArray = npt.NDArray[np.float64]
