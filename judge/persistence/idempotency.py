@@ -6,7 +6,7 @@ after the commit gets the first submission back when it retries."""
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, timedelta
+from datetime import timedelta
 
 from sqlalchemy import delete
 from sqlmodel import col
@@ -25,9 +25,7 @@ async def find(database: Database, rid: str, *, ttl_s: float) -> IdempotencyReco
         found = await session.get(IdempotencyRecord, rid)
         if found is None:
             return None
-        created = found.created_at
-        created = created if created.tzinfo else created.replace(tzinfo=UTC)
-        if created + timedelta(seconds=ttl_s) >= utcnow():
+        if found.created_at + timedelta(seconds=ttl_s) >= utcnow():
             return found
         await session.delete(found)
         await session.commit()

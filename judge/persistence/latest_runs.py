@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -26,11 +26,6 @@ class StoredRun:
     finished_at: datetime
     canary: bool
     report: dict[str, Any]
-
-
-def _aware(moment: datetime) -> datetime:
-    """SQLite returns naive datetimes; they are UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _require_sqlite_file(url: str) -> None:
@@ -60,9 +55,7 @@ async def read_latest_runs(database_url: str) -> list[StoredRun]:
                     col(CalibrationRun.finished_at).is_not(None),
                 )
             )
-            index = [
-                (r.id, r.rubric_id, r.canary_id is not None, _aware(r.finished_at)) for r in rows
-            ]
+            index = [(r.id, r.rubric_id, r.canary_id is not None, r.finished_at) for r in rows]
             wanted = _wanted(index)
             reports = await connection.execute(
                 select(col(CalibrationRun.id), col(CalibrationRun.report_json)).where(

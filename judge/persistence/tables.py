@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import Boolean, Column, DateTime, Index, Text, false
+from sqlalchemy import Boolean, Column, DateTime, Dialect, Index, Text, TypeDecorator, false
 from sqlmodel import Field, SQLModel
 
 
@@ -12,8 +12,28 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timestamp that is always timezone-aware UTC when read back. PostgreSQL keeps the zone
+    (``timestamptz``); SQLite stores none and returns naive values, which are UTC here (every
+    timestamp is written as UTC), so they get the zone on the way out. Same DDL as
+    ``DateTime(timezone=True)``."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is not None:
+            return value.astimezone(UTC)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+
 def _ts(nullable: bool = True) -> Column[datetime]:
-    return Column(DateTime(timezone=True), nullable=nullable)
+    return Column(UtcDateTime(), nullable=nullable)
 
 
 class Batch(SQLModel, table=True):
@@ -223,7 +243,7 @@ class JobOutbox(SQLModel, table=True):
     job_id: str = Field(primary_key=True, max_length=32)
     created_at: datetime = Field(
         default_factory=utcnow,
-        sa_column=Column(DateTime(timezone=True), nullable=False, index=True),
+        sa_column=Column(UtcDateTime(), nullable=False, index=True),
     )
 
 
@@ -239,5 +259,5 @@ class IdempotencyRecord(SQLModel, table=True):
     resource_id: str = Field(max_length=32)
     created_at: datetime = Field(
         default_factory=utcnow,
-        sa_column=Column(DateTime(timezone=True), nullable=False, index=True),
+        sa_column=Column(UtcDateTime(), nullable=False, index=True),
     )

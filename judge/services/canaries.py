@@ -72,10 +72,7 @@ class CanaryService:
             c
             for c in await self.all()
             if c.enabled
-            and (
-                c.last_run_at is None
-                or _aware(c.last_run_at) + timedelta(seconds=c.interval_s) <= now
-            )
+            and (c.last_run_at is None or c.last_run_at + timedelta(seconds=c.interval_s) <= now)
         ]
 
     async def start(self, canary_id: str) -> tuple[CalibrationRun, list[str]]:
@@ -118,13 +115,6 @@ class CanaryService:
                 for c in canaries
             ],
         }
-
-
-def _aware(moment: Any) -> Any:
-    """SQLite returns naive datetimes; treat them as UTC."""
-    from datetime import UTC
-
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _run_summary(run: CalibrationRun) -> dict[str, Any]:
