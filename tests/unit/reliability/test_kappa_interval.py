@@ -45,12 +45,15 @@ def test_refused_below_the_minimum_of_units_and_on_an_undefined_sample() -> None
     a = [1, 2, 3, 4, 5, 1, 2, 3, 4, 5]
     groups = [i // 2 for i in range(10)]  # 5 sessions
     ok = kappa_interval(a, a, levels=[1, 2, 3, 4, 5], groups=groups, min_units=5, n_resamples=50)
-    assert ok.refused is None and ok.units == 5
+    assert ok.refused is None
+    assert ok.units == 5
     short = kappa_interval(a, a, levels=[1, 2, 3, 4, 5], groups=groups, min_units=6)
     assert short.refused == "5 independent units (at least 6 needed)"
-    assert math.isnan(short.lower) and short.estimate == 1.0
+    assert math.isnan(short.lower)
+    assert short.estimate == 1.0
     constant = kappa_interval([3] * 10, [3] * 10, levels=[1, 2, 3, 4, 5])
-    assert constant.refused is not None and math.isnan(constant.estimate)
+    assert constant.refused is not None
+    assert math.isnan(constant.estimate)
     assert kappa_interval([1], [1], levels=[1, 2]).refused == "1 paired item(s)"
 
 
@@ -109,7 +112,8 @@ def test_jackknife_t_by_hand() -> None:
     assert result.lower == pytest.approx(estimate - stats.t.ppf(0.95, g - 1) * se)
     assert result.low == pytest.approx(estimate - stats.t.ppf(0.975, g - 1) * se)
     assert result.high == pytest.approx(estimate + stats.t.ppf(0.975, g - 1) * se)
-    assert result.lower_mc is not None and result.lower_mc.error == 0.0  # no resampling error
+    assert result.lower_mc is not None
+    assert result.lower_mc.error == 0.0
 
 
 def test_one_sided_lower_bound_lies_between_the_two_sided_ends() -> None:
@@ -157,6 +161,7 @@ def test_shared_unit_kappas_resample_the_same_units() -> None:
         [(a, b), (a, c)], "quadratic", levels=[0, 1, 2, 3, 4], groups=groups
     )
     assert first.units == second.units == len(set(groups))
-    assert first.n == 80 and second.n == 80 - len(range(0, 80, 7))
+    assert first.n == 80
+    assert second.n == 80 - len(range(0, 80, 7))
     assert first.point() == pytest.approx(scale_kappa(a, b, [0, 1, 2, 3, 4]))
     assert second.point() == pytest.approx(scale_kappa(a, c, [0, 1, 2, 3, 4]))
