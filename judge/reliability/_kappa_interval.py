@@ -241,7 +241,7 @@ def shared_unit_kappas(
     return out
 
 
-def _undefined_cap(undefined: int, resamples: int, levels: FloatArray) -> NDArray[np.bool_]:
+def undefined_cap(undefined: int, resamples: int, levels: FloatArray) -> NDArray[np.bool_]:
     """Per quantile level: does the share of undefined resamples exceed it? Counted at the
     worst value, they then hold that quantile at -1."""
     return np.asarray(undefined / resamples > levels) if resamples else np.zeros(3, dtype=bool)
@@ -299,7 +299,7 @@ def engine_interval(
         mc = MonteCarloInterval(estimate - t_mc.high * se, estimate - t_mc.low * se)
     # whatever the method, a bound whose tail holds more undefined resamples than its level
     # is the worst value (as in the percentile interval, where they count at -1)
-    bounds = np.where(_undefined_cap(undefined, n_resamples, levels), KAPPA_WORST, bounds)
+    bounds = np.where(undefined_cap(undefined, n_resamples, levels), KAPPA_WORST, bounds)
     low, high, lower = (float(np.clip(x, KAPPA_WORST, 1.0)) for x in bounds)
     return replace(
         head,
