@@ -8,7 +8,7 @@ target is the category kappa of the expected table (the consensus counts held fi
 ``--reps`` calibrations: the two-sided 95% coverage of the category kappa's interval, and the
 share of calibrations whose interval misses the target from above (the judge looks better
 than it is) and from below, for the jackknife-t (with undefined resamples counted at -1) and
-the percentile interval (undefined at -1).
+the percentile interval (undefined at -1), and their union (``robust``, the gate's).
 
 The minimum is the smallest c from which the coverage of the chosen interval stays "near"
 95% (at least 93%, and at most 4% missing from above) for every larger c in the grid.
@@ -52,7 +52,7 @@ def coverage(
     rng = np.random.default_rng([seed, c])
     levels = tail_levels(0.95)
     gold = np.r_[np.ones(c, dtype=np.int64), np.zeros(n - c, dtype=np.int64)]
-    tally = {m: [0, 0, 0] for m in ("jackknife_t", "percentile")}
+    tally = {m: [0, 0, 0] for m in ("jackknife_t", "percentile", "robust")}
     for rep in range(reps):
         says = np.where(gold == 1, rng.random(n) < sensitivity, rng.random(n) < false_rate)
         engine = cluster_kappa(says.astype(np.int64).tolist(), gold.tolist(), 2, None)
@@ -68,6 +68,8 @@ def coverage(
             bounds["jackknife_t"] = np.where(cap, -1.0, jk)
         else:  # the judge never said L and the level... kappa undefined: no interval
             bounds["jackknife_t"] = np.array([-1.0, 1.0, -1.0])
+        jk, pc = bounds["jackknife_t"], bounds["percentile"]
+        bounds["robust"] = np.array([min(jk[0], pc[0]), max(jk[1], pc[1]), min(jk[2], pc[2])])
         for method, (low, high, _) in bounds.items():
             low, high = max(low, -1.0), min(high, 1.0)
             t = tally[method]
@@ -91,21 +93,20 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"p={args.false_rate}; {args.reps} calibrations per count, {args.resamples} resamples, "
         f"seed {args.seed}; Monte Carlo SE of a 95% coverage {math.sqrt(0.0475 / args.reps):.4f}"
     )
+    methods = ("jackknife_t", "percentile", "robust")
     print(
-        f"{'c':>3s} {'kappa_L':>8s}  jackknife-t: cover  >truth  <truth   "
-        "percentile: cover  >truth  <truth"
+        f"{'c':>3s} {'kappa_L':>8s}  "
+        + "   ".join(f"{m + ': cover >truth <truth':>31s}" for m in methods)
     )
     for c in COUNTS:
         rows = coverage(
             c, args.n, args.sensitivity, args.false_rate, args.reps, args.resamples, args.seed
         )
         truth = category_kappa(c, args.n, args.sensitivity, args.false_rate)
-        jk, pc = rows["jackknife_t"], rows["percentile"]
-        print(
-            f"{c:3d} {truth:8.3f}  {'':12s}{jk[0]:6.3f}  {jk[1]:6.3f}  {jk[2]:6.3f}   "
-            f"{'':12s}{pc[0]:6.3f}  {pc[1]:6.3f}  {pc[2]:6.3f}",
-            flush=True,
+        cells = "   ".join(
+            f"{'':12s}{rows[m][0]:6.3f} {rows[m][1]:6.3f} {rows[m][2]:6.3f}" for m in methods
         )
+        print(f"{c:3d} {truth:8.3f}  {cells}", flush=True)
 
 
 if __name__ == "__main__":
