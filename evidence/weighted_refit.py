@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from evidence._ordinal_model import LEND_AN_EAR_SHARES
-from judge.reliability._weighted_refit import ALPHA, Design, compare_weighted, design
+from judge.reliability._weighted_refit import ALPHA, Design, aggregation_design, compare_weighted
 
 
 def ordinal_calibration(rng: np.random.Generator, n: int, judges: int = 3) -> Design:
@@ -37,14 +37,14 @@ def ordinal_calibration(rng: np.random.Generator, n: int, judges: int = 3) -> De
     cuts = ndtri(np.cumsum(LEND_AN_EAR_SHARES)[:-1]) * math.sqrt(1 + 0.6**2)
     gold = np.searchsorted(cuts, z + rng.normal(0, 0.6, n))
     answers = np.searchsorted(cuts, z[:, None] + rng.normal(0, 0.8, (n, judges)))
-    return design(answers.tolist(), gold.tolist(), kind="ordinal", k=5)
+    return aggregation_design(answers.tolist(), gold.tolist(), kind="ordinal", k=5)
 
 
 def binary_calibration(rng: np.random.Generator, n: int, yes: float = 0.7) -> Design:
     gold = (rng.random(n) < yes).astype(np.int64)
     right = rng.random((n, 2)) < 0.8
     answers = np.where(right, gold[:, None], 1 - gold[:, None])
-    return design(answers.tolist(), gold.tolist(), kind="labels", k=2)
+    return aggregation_design(answers.tolist(), gold.tolist(), kind="labels", k=2)
 
 
 SETTINGS = {

@@ -68,7 +68,7 @@ class Design:
         return n_groups(self.units)
 
 
-def design(
+def aggregation_design(
     judges: Sequence[Sequence[int | None]],
     gold: Sequence[float],
     *,
