@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from judge.reliability._missing import is_missing, label
 
 #: independent units a consensus level needs (evidence/TRUST.md, section 3)
-MIN_UNITS_PER_LEVEL = 8
+MIN_UNITS_PER_LEVEL = 5
 
 
 def units_per_level(
