@@ -69,17 +69,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--target", type=float, default=0.58)
     parser.add_argument("--seed", type=int, default=21)
+    parser.add_argument("--assurance", type=float, default=0.8)
+    parser.add_argument(
+        "--scenarios", type=int, nargs="*", help="indices into SCENARIOS (default: all)"
+    )
     args = parser.parse_args(argv)
     print(
-        f"calibrations of {args.n} items, target {args.target}, assurance 0.8, {args.reps} "
+        f"calibrations of {args.n} items, target {args.target}, assurance {args.assurance}, "
+        f"{args.reps} "
         f"calibrations per scenario, seed {args.seed}; follow-ups capped at {CAP} items"
     )
     for s, noise in enumerate(SCENARIOS):
+        if args.scenarios and s not in args.scenarios:
+            continue
         start = time.perf_counter()
         rng = np.random.default_rng([args.seed, s])
         fixed = OrdinalModel(judge_noise=noise or 0.0, expert_noise=0.6, icc=0.0, judge_icc=0.0)
         label = f"kappa {fixed.population_kappa():.3f}" if noise else "kappa ~ prior"
-        plans: dict[str, list[tuple[int, bool]]] = {"assurance 0.8": [], "point projection": []}
+        name_a = f"assurance {args.assurance}"
+        plans: dict[str, list[tuple[int, bool]]] = {name_a: [], "point projection": []}
         none = dict.fromkeys(plans, 0)
         for rep in range(args.reps):
             model = (
@@ -91,12 +99,14 @@ def main(argv: Sequence[str] | None = None) -> None:
             )
             judge, expert, _ = model.draw(rng, np.ones(args.n, dtype=np.int64))
             engine = cluster_kappa(judge.tolist(), expert.tolist(), model.levels, "quadratic")
-            plan = units_for_assurance(engine, args.target, max_units=CAP, seed=rep)
+            plan = units_for_assurance(
+                engine, args.target, assurance=args.assurance, max_units=CAP, seed=rep
+            )
             if plan.units is None:
-                none["assurance 0.8"] += 1
+                none[name_a] += 1
             else:
                 m = max(plan.units, 2)
-                plans["assurance 0.8"].append((m, follow_up_new(model, rng, m) >= args.target))
+                plans[name_a].append((m, follow_up_new(model, rng, m) >= args.target))
             low, _ = bootstrap_kappa_ci(
                 judge.tolist(),
                 expert.tolist(),

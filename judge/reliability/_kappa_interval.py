@@ -1,8 +1,8 @@
 """Cluster-robust bootstrap intervals of kappa that count undefined resamples against them.
 
-Four ways to turn the (cluster) bootstrap into an interval are implemented, all vectorised
-over resamples (:mod:`judge.reliability._cluster_kappa`), so that ``evidence.cluster_coverage``
-can compare them on the same resamples:
+Five intervals are implemented, all vectorised over resamples (per-unit tables:
+:mod:`judge.reliability._cluster_kappa`), so that ``evidence.cluster_coverage`` compares them
+on the same resamples:
 
 - ``percentile``: quantiles of the resampled kappas;
 - ``bca``: bias-corrected and accelerated (Efron 1987); the acceleration comes from the
@@ -13,17 +13,18 @@ can compare them on the same resamples:
 - ``jackknife_t``: no resampling, the cluster jackknife's standard error with Student-t
   quantiles on G - 1 degrees of freedom;
 - ``robust``: the union of the jackknife-t and the percentile intervals (the lower of the
-  two lower bounds, the higher of the upper ones). The jackknife-t keeps its coverage with
-  few clusters, where the percentile interval is too narrow; the percentile interval keeps
-  it for a rare level, where the jackknife-t claims too much (a level of 5 units that the
-  judge happened to get right). A bound of the union misses only when both miss.
+  two lower bounds, the higher of the upper ones), the default. The jackknife-t keeps its
+  coverage with few clusters, where the percentile interval is too narrow; the percentile
+  interval keeps it on a rare level and with few independent items, where the jackknife-t
+  claims too much (a level of 5 units that the judge happened to get right). A bound of the
+  union misses only when both miss.
 
 Undefined resamples. A resample whose kappa is undefined (a rare level not drawn, so both
 raters are constant) is *not* dropped: it counts as the worst value of kappa's range (-1),
-and in the bootstrap-t as an infinitely large t. Dropping it would make the interval
-conditional on the rare level being drawn: a calibration where that happens in more than the
-tail share of resamples (2.5% for a two-sided 95% interval, 5% for a one-sided bound) then
-gets a lower bound of -1, i.e. no evidence.
+and in the bootstrap-t as an infinitely large t; whatever the method, a bound whose tail
+holds a larger share of undefined resamples than its level (2.5% for the two-sided 95% ends,
+5% for the one-sided bound) is -1, i.e. no evidence. Dropping them would make the interval
+conditional on the rare level being drawn.
 
 Scipy's ``scipy.stats.bootstrap`` has percentile and BCa intervals but no bootstrap-t, no
 cluster jackknife distinct from its resampling unit, and no rule for undefined resamples;
