@@ -71,6 +71,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=21)
     parser.add_argument("--assurance", type=float, default=0.8)
     parser.add_argument(
+        "--prior", type=float, nargs=2, default=list(PRIOR), help="judge noise range (prior)"
+    )
+    parser.add_argument(
         "--scenarios", type=int, nargs="*", help="indices into SCENARIOS (default: all)"
     )
     args = parser.parse_args(argv)
@@ -85,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         start = time.perf_counter()
         rng = np.random.default_rng([args.seed, s])
         fixed = OrdinalModel(judge_noise=noise or 0.0, expert_noise=0.6, icc=0.0, judge_icc=0.0)
-        label = f"kappa {fixed.population_kappa():.3f}" if noise else "kappa ~ prior"
+        label = f"kappa {fixed.population_kappa():.3f}" if noise else f"prior {args.prior}"
         name_a = f"assurance {args.assurance}"
         plans: dict[str, list[tuple[int, bool]]] = {name_a: [], "point projection": []}
         none = dict.fromkeys(plans, 0)
@@ -94,7 +97,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 fixed
                 if noise
                 else OrdinalModel(
-                    judge_noise=float(rng.uniform(*PRIOR)), expert_noise=0.6, icc=0.0, judge_icc=0.0
+                    judge_noise=float(rng.uniform(*args.prior)),
+                    expert_noise=0.6,
+                    icc=0.0,
+                    judge_icc=0.0,
                 )
             )
             judge, expert, _ = model.draw(rng, np.ones(args.n, dtype=np.int64))
