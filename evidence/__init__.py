@@ -1,2 +1,4 @@
-"""Simulations behind the statistical rules (run with ``uv run python -m evidence.<name>``);
-their figures are in ``evidence/TRUST.md``. Slow: kept out of the default test run."""
+"""Evidence behind the README's claims: simulations, checks and benchmark records.
+
+Run one with ``uv run python -m evidence.<name>``; the figures go into the Markdown files here
+and the issue notes."""

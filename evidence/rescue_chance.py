@@ -2,7 +2,7 @@
 (issue 23, part 10).
 
 The labelled checkpoints of the RESCUE-BENCH subset (``../shared/data/rescue-bench``, built
-by ``judge.services.rescue`` as ``judge calibrate --rescue`` does) and three raters that
+by ``judge.labels.rescue`` as ``judge calibrate --rescue`` does) and three raters that
 carry no information about the checkpoint: always the first-listed client, always the group
 label (Couple/Family), and a random pick from the gold's own marginal over candidate
 positions. Chance-corrected Recall@1 with chance = 1/k (today) and with chance from the
@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from judge.domain.rubric import RankedScale
+from judge.labels.rescue import load_rescue_items
 from judge.reliability import bootstrap_ratio_ci, candidate_keys, marginal_chance_recall_at_1
 from judge.rubrics import RubricRegistry
-from judge.services.rescue import load_rescue_items
 
 SUBSET = Path("rescue-bench") / "benchmark_subset.jsonl"
 

@@ -1,7 +1,7 @@
 """empathy-judge: an LLM-as-judge service for empathic and relational communication.
 
 Conversations go in; per-dimension scores come out, each with a reliability flag that says
-whether the score can be trusted (see ``docs`` in the README and DESIGN.md section 2).
+whether the score can be trusted (see ``docs`` in the README and docs/DESIGN.md section 2).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@
     │   ├── RubricNotFound        unknown rubric id (or version)
     │   └── RubricInvalid         a rubric file that does not validate (file, line, field)
     ├── ItemInvalid               an input item that does not fit the item shape or the rubric
+    ├── JsonLinesInvalid          a line of a JSON Lines file that cannot be decoded
     ├── PanelNotFound             a panel name that the configuration does not define
     └── ConfigError               settings or the YAML config file are wrong
         └── JudgeMisconfigured    a judge cannot be called at all (credentials, unknown model)
@@ -69,6 +70,15 @@ class ItemInvalid(JudgeError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}" if field else message)
         self.field = field
+        self.detail = message
+
+
+class JsonLinesInvalid(JudgeError):
+    """A line of a JSON Lines file that must be read whole cannot be decoded."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
         self.detail = message
 
 

@@ -26,7 +26,7 @@ than silently dropping the children's samples.
 
 Gauge aggregation across processes: running jobs ``livesum``; queue depth ``mostrecent``
 (the last writer wins, whichever process it was). Calibration, reliability and drift gauges
-are not kept in memory: :mod:`judge.services.run_gauges` reads them from the database at
+are not kept in memory: :mod:`judge.runtime.run_gauges` reads them from the database at
 scrape time, through a collector each serving process adds with :func:`add_collector`.
 """
 
@@ -41,6 +41,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from judge.domain.result import ABSTENTION_REASONS, CALL_FAILURES
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -58,10 +60,7 @@ UNIT_BUCKETS = tuple(round(i / 10, 1) for i in range(11))  # 0, 0.1, ..., 1
 
 METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
 JOB_STATUSES = frozenset({"completed", "failed", "cancelled"})
-LLM_OUTCOMES = frozenset(
-    {"ok", "timed_out", "rate_limit", "provider_error", "refused", "auth_error", "bad_request"}
-)
-ABSTENTION_REASONS = LLM_OUTCOMES - {"ok"} | {"unparseable", "truncated"}
+LLM_OUTCOMES = CALL_FAILURES | {"ok"}
 LEVELS = frozenset({"trusted", "caution", "untrusted"})
 OTHER = "other"
 
@@ -265,7 +264,7 @@ def mark_process_dead(pid: int) -> None:
 
 def add_collector(collector: Any) -> None:
     """Export ``collector`` (an object with ``collect()`` and ``describe()``, e.g.
-    :class:`judge.services.run_gauges.RunGaugeCollector`) from this process's ``/metrics``.
+    :class:`judge.runtime.run_gauges.RunGaugeCollector`) from this process's ``/metrics``.
 
     Does not import ``prometheus_client``. Call before :func:`serve_metrics`; a second call
     replaces the first collector."""

@@ -34,8 +34,8 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from judge.domain.providers import OPENAI_COMPATIBLE, ClientChoice, provider_of
 from judge.errors import ConfigError
-from judge.llm.routing import OPENAI_COMPATIBLE, ClientChoice, provider_of
 
 #: Environment variables that mean "a real provider is configured" for LiteLLM.
 PROVIDER_KEY_VARS = (
@@ -378,7 +378,7 @@ class ApiSettings(BaseModel):
 
 
 class ReliabilityDefaults(BaseModel):
-    """Deployment-wide defaults for the rubrics' reliability policies (DESIGN.md section 2).
+    """Deployment-wide defaults for the rubrics' reliability policies (docs/DESIGN.md section 2).
 
     A value set here applies to every rubric whose file does not set that field itself
     (``JUDGE_RELIABILITY__MIN_ITEMS=100``); unset fields keep the policy's own defaults

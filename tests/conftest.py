@@ -11,6 +11,9 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
+#: the fixtures that start real processes (Redis, PostgreSQL, the simulator, the service)
+pytest_plugins = ["tests.fixtures.stacks"]
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import REPO
 
-CODE = ["judge", "tests", "bench", "deploy"]
+CODE = ["judge", "tests", "evidence", "deploy"]
 
 
 @pytest.mark.parametrize(
@@ -31,7 +31,7 @@ def test_tool_passes(command: list[str]) -> None:
 
 
 def test_layer_contracts_hold() -> None:
-    """DESIGN.md section 5 as import-linter contracts (``[tool.importlinter]`` in
+    """docs/DESIGN.md section 5 as import-linter contracts (``[tool.importlinter]`` in
     pyproject.toml): only ``api`` imports litestar, only ``worker`` celery, only ``llm``
     litellm, only ``persistence`` the SQL libraries, and the pure layers import nothing above."""
     lint_imports = Path(sys.executable).with_name("lint-imports")

@@ -6,7 +6,7 @@
 
 Thresholds and lines come from :mod:`judge.domain.watch` (the kappa floor and line are the
 reliability policy's defaults), never from copies here. Every PromQL expression is run against
-a real Prometheus by ``tests/integration/test_prometheus_config.py`` (Grafana's
+a real Prometheus by ``tests/integration/deploy/test_prometheus_config.py`` (Grafana's
 ``$__rate_interval``, ``$__range`` and template variables are substituted there), and may use
 only metrics that ``judge/metrics.py`` declares.
 """
@@ -394,7 +394,7 @@ def service_health() -> dm.Dashboard:
 
 def latest(series: str) -> str:
     """A run gauge once per rubric, dimension and model: every process serving /metrics
-    exports it from the database (judge/services/run_gauges.py), under its own job and instance."""
+    exports it from the database (judge/runtime/run_gauges.py), under its own job and instance."""
     return f"max by (rubric, dimension, model) ({series})"
 
 

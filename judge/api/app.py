@@ -18,29 +18,19 @@ from litestar.router import Router
 
 from judge import __version__, metrics
 from judge.api.auth import require_key
-from judge.api.calibration_routes import (
-    create_calibration,
-    get_aggregation_comparison,
-    get_calibration,
-    get_calibration_report,
-    plan_calibration,
-)
 from judge.api.docs import swagger_assets, swagger_plugin
-from judge.api.meta_routes import get_rubric, health, list_rubrics, ready
 from judge.api.observability import HttpMetricsMiddleware, metrics_endpoint
-from judge.api.probe_routes import create_probe, get_probe
 from judge.api.problems import handle_exception
 from judge.api.quotas import Quotas
-from judge.api.reliability_routes import create_canary, get_reliability, list_canaries
-from judge.api.routes import create_batch, create_score, get_batch, get_batch_results, get_score
+from judge.api.routes import HANDLERS
 from judge.api.state import ApiState
 from judge.errors import ConfigError
-from judge.services.job_thread import JobThread
-from judge.services.outbox import OutboxDispatcher, OutboxDrainer
-from judge.services.run_gauges import RunGaugeCollector
-from judge.services.runner import JobWaiter
-from judge.services.runtime import build_runtime
-from judge.services.submissions import KeyCache
+from judge.runtime.composition import build_runtime
+from judge.runtime.in_process import JobWaiter
+from judge.runtime.job_thread import JobThread
+from judge.runtime.outbox import OutboxDispatcher, OutboxDrainer
+from judge.runtime.run_gauges import RunGaugeCollector
+from judge.services.keys import KeyCache
 from judge.settings import Settings, is_loopback
 from judge.tracing import configure_tracing, shutdown_tracing
 
@@ -95,7 +85,7 @@ def create_app(settings: Settings) -> Litestar:
             )
             waiter = JobWaiter(runtime.jobs)
             if settings.redis_url:
-                from judge.services.notify import RedisNotifier
+                from judge.runtime.notify import RedisNotifier
                 from judge.worker.dispatch import CeleryDispatcher
 
                 dispatcher: Any = OutboxDispatcher(CeleryDispatcher(settings), runtime.jobs)
@@ -131,25 +121,7 @@ def create_app(settings: Settings) -> Litestar:
 
     return Litestar(
         route_handlers=[
-            create_score,
-            get_score,
-            create_batch,
-            get_batch,
-            get_batch_results,
-            list_rubrics,
-            get_rubric,
-            create_calibration,
-            get_calibration,
-            get_calibration_report,
-            get_aggregation_comparison,
-            plan_calibration,
-            create_probe,
-            get_probe,
-            get_reliability,
-            create_canary,
-            list_canaries,
-            health,
-            ready,
+            *HANDLERS,
             *([] if settings.api.metrics_port else [metrics_endpoint]),
             swagger_assets(),
         ],

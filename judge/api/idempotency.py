@@ -14,7 +14,7 @@ from litestar import Request
 from judge.api.auth import principal
 from judge.api.problems import ProblemError
 from judge.api.state import ApiState
-from judge.services.submissions import Submission, find_submission
+from judge.services.idempotency import Submission, find_submission
 
 HEADER = "Idempotency-Key"
 _KEY = re.compile(r"^[\x21-\x7e]{1,255}$")

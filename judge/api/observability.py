@@ -43,6 +43,6 @@ class HttpMetricsMiddleware(ASGIMiddleware):
     opt={"public": True},
 )
 def metrics_endpoint() -> Response[Any]:
-    """In a thread: the run gauges may read the database (:mod:`judge.services.run_gauges`)."""
+    """In a thread: the run gauges may read the database (:mod:`judge.runtime.run_gauges`)."""
     body, content_type = metrics.render_latest()
     return Response(body, media_type=content_type)

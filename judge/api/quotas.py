@@ -21,8 +21,7 @@ from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import MovingWindowRateLimiter
 
 from judge.api.problems import ProblemError
-from judge.services.runtime import ServiceRuntime
-from judge.services.submissions import queue_counts
+from judge.runtime.composition import ServiceRuntime
 from judge.settings import ApiSettings
 
 #: how long a caller refused for a full queue is asked to wait
@@ -56,7 +55,7 @@ class Quotas:
     async def check_queue(self, owner: str | None, items: int) -> None:
         """Room for ``items`` more: in the owner's quota of unfinished items, and in the
         global queue."""
-        depth, mine = await queue_counts(self.runtime.database, owner)
+        depth, mine = await self.runtime.jobs.queue_counts(owner)
         cap = self.settings.max_queue_depth
         if depth + items > cap:
             raise too_many(

@@ -9,9 +9,9 @@ from typing import Any
 from litestar import Request
 
 from judge.api.quotas import Quotas
+from judge.runtime.composition import ServiceRuntime
 from judge.services.jobs import CompletionWaiter, Dispatcher
-from judge.services.runtime import ServiceRuntime
-from judge.services.submissions import KeyCache
+from judge.services.keys import KeyCache
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """``judge bench``: the service's speed and cost, measured against the LLM simulator and a plain
-LiteLLM ``asyncio.gather`` baseline on the same machine, in one run (DESIGN.md section 7).
+LiteLLM ``asyncio.gather`` baseline on the same machine, in one run (docs/DESIGN.md section 7).
 
 Modules: :mod:`profiles` (what to run), :mod:`workload` (synthetic items), :mod:`procs`
 (simulator, Redis, API and worker processes, peak RSS), :mod:`measure` (the measuring client),

@@ -1,4 +1,4 @@
-"""Targets (DESIGN.md section 7), the terminal table, the JSON file and ``--compare``."""
+"""Targets (docs/DESIGN.md section 7), the terminal table, the JSON file and ``--compare``."""
 
 from __future__ import annotations
 
@@ -277,7 +277,7 @@ def print_results(console: Console, results: dict[str, Any]) -> None:
             )
         )
 
-    targets = Table(title="DESIGN.md section 7 targets")
+    targets = Table(title="docs/DESIGN.md section 7 targets")
     for col in ("target", "value", "goal", "met"):
         targets.add_column(col, justify="left" if col == "target" else "right")
     for t in results.get("targets") or evaluate_targets(results):

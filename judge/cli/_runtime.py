@@ -1,5 +1,5 @@
 """How a command gets its services: the one composition root
-(:func:`judge.services.runtime.build_runtime`), with the bundled simulator started first when
+(:func:`judge.runtime.composition.build_runtime`), with the bundled simulator started first when
 a panel it will call uses simulated judges, and everything closed on exit."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 from judge.cli._simulator import simulator_for
-from judge.services.runtime import ServiceRuntime, build_runtime
+from judge.runtime.composition import ServiceRuntime, build_runtime
 from judge.settings import JudgeSpec, PanelSpec, Settings
 
 SIM_PREFIX = "sim:"

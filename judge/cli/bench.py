@@ -1,5 +1,5 @@
 """``judge bench``: measure overhead, throughput, calls, tokens, cache and memory against the
-simulator and a plain LiteLLM baseline (DESIGN.md section 7)."""
+simulator and a plain LiteLLM baseline (docs/DESIGN.md section 7)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
 """``judge calibrate``: measure a panel against expert labels and print the reliability report.
-``judge calibrate plan`` and ``judge calibrate compare-aggregation`` (in
-:mod:`judge.cli.calibrate_next`) plan further labelling and compare equal with
-reliability-weighted aggregation.
+``judge calibrate plan`` (:mod:`judge.cli.calibrate_plan`) plans further labelling and
+``judge calibrate compare-aggregation`` (:mod:`judge.cli.compare_aggregation`) compares equal
+with reliability-weighted aggregation.
 
 Without ``--url`` it runs here, on the configured database (so later scores on that
 database use the result); with ``--url`` it submits to a running server. ``--rescue FILE``
 builds the labelled items from a RESCUE-BENCH JSON Lines file instead of label files (see
-:mod:`judge.services.rescue` for the checkpoint convention).
+:mod:`judge.labels.rescue` for the checkpoint convention).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import Any
 import click
 from rich.table import Table
 
+from judge.calibration import render_report_html
 from judge.cli._output import console, fail, print_json
 from judge.cli._remote import remote
 from judge.errors import JudgeError
+from judge.labels.label_files import read_label_files
+from judge.labels.rescue import load_rescue_items
 from judge.rubrics import RubricRegistry
-from judge.services.calibration_html import render_report_html
-from judge.services.label_files import read_label_files
-from judge.services.rescue import load_rescue_items
 from judge.settings import load_settings
 
 
@@ -265,7 +265,8 @@ def calibrate() -> None:
 
 
 def _register() -> None:
-    from judge.cli.calibrate_next import compare_aggregation, plan
+    from judge.cli.calibrate_plan import plan
+    from judge.cli.compare_aggregation import compare_aggregation
 
     calibrate.add_command(run_calibration)
     calibrate.add_command(plan)

@@ -14,7 +14,7 @@ from rich.table import Table
 from judge.cli._output import FORMAT_OPTION, console, fail, print_json
 from judge.cli._runtime import service_runtime
 from judge.errors import JudgeError
-from judge.services.runtime import ServiceRuntime
+from judge.runtime.composition import ServiceRuntime
 from judge.settings import Settings, load_settings
 
 T = TypeVar("T")
@@ -44,7 +44,7 @@ async def _dispatcher(
     settings: Settings, runtime: ServiceRuntime
 ) -> Callable[[Sequence[str]], Awaitable[None]]:
     if settings.redis_url:
-        from judge.services.outbox import OutboxDispatcher
+        from judge.runtime.outbox import OutboxDispatcher
         from judge.worker.dispatch import CeleryDispatcher
 
         return OutboxDispatcher(CeleryDispatcher(settings), runtime.jobs).dispatch
@@ -107,7 +107,7 @@ def beat(tick: float, once: bool) -> None:
 
     Serves /metrics on JUDGE_BEAT__METRICS_PORT (default 9809; 0 = off), except with --once:
     the calibration, reliability and drift gauges, read from the database."""
-    from judge.services.beat import beat_forever, start_due_canaries
+    from judge.runtime.beat import beat_forever, start_due_canaries
 
     settings = load_settings()
     from judge import metrics
@@ -130,7 +130,7 @@ def beat(tick: float, once: bool) -> None:
 
 def _serve_metrics(settings: Settings) -> None:
     from judge import metrics
-    from judge.services.run_gauges import RunGaugeCollector
+    from judge.runtime.run_gauges import RunGaugeCollector
 
     port, host = settings.beat.metrics_port, settings.beat.metrics_host
     if not port:

@@ -18,15 +18,15 @@ from judge.cli._render import print_result
 from judge.cli._runtime import service_runtime
 from judge.domain.result import ScoreResult
 from judge.errors import JudgeError
-from judge.samples import SAMPLES, load_sample
-from judge.services import admin
-from judge.services.runner import InProcessRunner, JobWaiter
+from judge.runtime.in_process import InProcessRunner, JobWaiter
+from judge.sample_conversations import SAMPLES, load_sample
+from judge.services import schema
 from judge.settings import load_settings
 
 
 async def _run_demo(panel_name: str | None) -> tuple[list[tuple[str, ScoreResult]], str, bool]:
     settings = load_settings()
-    await admin.upgrade(settings.database_url)
+    await schema.upgrade(settings.database_url)
     async with service_runtime(settings) as runtime:
         waiter = JobWaiter(runtime.jobs)
         runner = InProcessRunner(runtime.jobs, waiter, concurrency=settings.worker.concurrency)
@@ -50,7 +50,7 @@ async def _run_demo(panel_name: str | None) -> tuple[list[tuple[str, ScoreResult
                 raise JudgeError(f"sample {label} did not complete: {why}")
             results.append((label, ScoreResult.model_validate(json.loads(done.result_json))))
         simulated = runtime.jobs.panel(panel_name).simulated
-        return results, admin.shown_url(settings.database_url), simulated
+        return results, schema.shown_url(settings.database_url), simulated
 
 
 @click.command("demo")

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from judge.cli._output import FORMAT_OPTION, console, fail, print_json
 from judge.errors import JudgeError
-from judge.services.admin import SCOPES, KeyStore, keys_of
+from judge.services.keys import SCOPES, KeyStore, keys_of
 from judge.settings import load_settings
 
 T = TypeVar("T")

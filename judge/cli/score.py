@@ -14,11 +14,12 @@ from judge.cli._output import console, fail, print_json
 from judge.cli._render import print_result
 from judge.cli._runtime import adhoc_panel, service_runtime
 from judge.domain.item import Item
+from judge.domain.jsonl import read_jsonl_strict
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import Rubric
-from judge.errors import JudgeError
+from judge.errors import JsonLinesInvalid, JudgeError
 from judge.rubrics import RubricRegistry
-from judge.services import admin
+from judge.services import schema
 from judge.services.panels import panel_spec, resolve_panel
 from judge.services.scoring import validate_for_rubric
 from judge.settings import PanelSpec, Settings, load_settings
@@ -32,15 +33,11 @@ def read_items(text: str, source: str) -> tuple[list[Any], str]:
     try:
         data = json.loads(stripped)
     except json.JSONDecodeError:
-        items = []
-        for n, line in enumerate(stripped.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                items.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise JudgeError(f"{source}: line {n}: invalid JSON ({exc.msg})") from None
-        return items, "jsonl"
+        try:
+            lines = read_jsonl_strict(stripped)
+        except JsonLinesInvalid as exc:
+            raise JudgeError(f"{source}: {exc.message}") from None
+        return [value for _, value in lines], "jsonl"
     if isinstance(data, list):
         return data, "array"
     return [data], "object"
@@ -125,11 +122,11 @@ async def _score_all(
 ) -> list[ScoreResult]:
     """Score ``items`` as the service would (same limits, cache, reliability settings and
     stored calibrations); without a migrated database, with none of what it stores."""
-    stored = await admin.schema_ready(settings.database_url)
+    stored = await schema.schema_ready(settings.database_url)
     if not stored:
         click.echo(
             f"note: no database at this version's schema at "
-            f"{admin.shown_url(settings.database_url)}: scoring without the call cache and "
+            f"{schema.shown_url(settings.database_url)}: scoring without the call cache and "
             "without stored calibrations (flags rest on the rubrics' published priors); "
             "`judge db upgrade` creates it",
             err=True,

@@ -9,7 +9,7 @@ import click
 from judge.cli._output import fail
 from judge.cli._simulator import simulator_for
 from judge.errors import JudgeError
-from judge.services import admin
+from judge.services import schema
 from judge.services.panels import check_credentials
 from judge.settings import Settings, load_settings
 
@@ -38,7 +38,7 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
         _configure_metrics(settings)
         host = host or settings.api.host
         port = settings.api.port if port is None else port
-        active_keys = asyncio.run(admin.prepare(settings.database_url, migrate=migrate))
+        active_keys = asyncio.run(schema.prepare(settings.database_url, migrate=migrate))
         # with Redis the workers call the judges (and check their keys); no LiteLLM here
         check_credentials(settings, provider_rules=not settings.redis_url)
     except (JudgeError, OSError) as exc:
@@ -50,7 +50,7 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
         fail(refusal)
     required = settings.api.keys_required()
     mode = (
-        f"Celery workers via {admin.shown_url(settings.redis_url)}"
+        f"Celery workers via {schema.shown_url(settings.redis_url)}"
         if settings.redis_url
         else "in-process jobs"
     )
@@ -59,7 +59,7 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
     )
     click.echo(
         f"empathy-judge on http://{host}:{port} ({mode}; {auth}; "
-        f"database {admin.shown_url(settings.database_url)})"
+        f"database {schema.shown_url(settings.database_url)})"
     )
     if settings.api.metrics_port:
         from judge import metrics
@@ -94,7 +94,7 @@ def worker(concurrency: int | None, loglevel: str) -> None:
             "(without one, `judge serve` runs jobs itself)"
         )
     try:
-        asyncio.run(admin.prepare(settings.database_url))
+        asyncio.run(schema.prepare(settings.database_url))
         check_credentials(settings)
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", str(exc)))
@@ -129,11 +129,11 @@ def upgrade() -> None:
     settings = load_settings()
 
     try:
-        before, after = asyncio.run(admin.upgrade(settings.database_url))
+        before, after = asyncio.run(schema.upgrade(settings.database_url))
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", str(exc)))
         return
-    where = admin.shown_url(settings.database_url)
+    where = schema.shown_url(settings.database_url)
     if before == after:
         click.echo(f"{where}: already at revision {after}")
     else:

@@ -1,4 +1,4 @@
-"""``judge simulate-llm``: the OpenAI-compatible LLM simulator (DESIGN.md section 6)."""
+"""``judge simulate-llm``: the OpenAI-compatible LLM simulator (docs/DESIGN.md section 6)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The reliability flag of one dimension in one result (DESIGN.md section 2).
+"""The reliability flag of one dimension in one result (docs/DESIGN.md section 2).
 
 Two agreements decide it: the experts' agreement among themselves on the dimension, and the
 panel's agreement with the experts. They come from a calibration run of this panel when one
@@ -20,7 +20,7 @@ from judge.domain.result import ReliabilityFlag
 from judge.domain.rubric import Prior, ReliabilityPolicy
 
 PRIOR_SOURCE = "rubric-prior"
-#: caution reasons of the judge-quality features (DESIGN.md section 2)
+#: caution reasons of the judge-quality features (docs/DESIGN.md section 2)
 JUDGE_UNSTABLE = "judge_unstable"
 LENGTH_SENSITIVE = "length_sensitive"
 SELF_PREFERENCE_EXCLUDED = "self_preference_excluded"
@@ -38,7 +38,7 @@ class Calibration:
     items that two or more of them labelled. ``simulated`` marks a run whose panel had a
     simulator persona.
 
-    For reliability-weighted aggregation (:mod:`judge.domain.aggregation`):
+    For reliability-weighted aggregation (:mod:`judge.domain.aggregation_choice`):
     ``judge_agreement`` is each judge's own agreement with the experts (the same metric, model
     -> value) and ``weighting_helps`` whether the run's cross-validated comparison showed the
     weighted aggregate beating the equal one (None: not evaluated). ``units`` counts the
@@ -60,7 +60,7 @@ class Calibration:
     units: int | None = None
 
     def passes_evidence_gate(self, policy: ReliabilityPolicy) -> bool:
-        """Enough evidence to vouch (DESIGN.md section 2): n >= ``min_items``, the CI's lower
+        """Enough evidence to vouch (docs/DESIGN.md section 2): n >= ``min_items``, the CI's lower
         bound at or above the floor, coverage >= ``min_coverage``."""
         low = self.ci95[0] if self.ci95 else None
         return (

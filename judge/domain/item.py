@@ -1,6 +1,6 @@
 """Input items: a dyadic or multi-party conversation plus the turn to judge.
 
-The public shape is DESIGN.md section 3. ``parse_item`` also accepts the shorthand
+The public shape is docs/DESIGN.md section 3. ``parse_item`` also accepts the shorthand
 ``{"seeker_post": ..., "response": ...}``. Every error names the offending field.
 """
 

@@ -1,24 +1,28 @@
-"""Judgments, per-dimension results and the score result (DESIGN.md section 3)."""
+"""Judgments, per-dimension results and the score result (docs/DESIGN.md section 3)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-#: Why a judge gave no rating for a dimension (DESIGN.md section 2: unparseable, refused,
-#: timed out, provider error; ``truncated``, ``rate_limit``, ``auth_error`` and
-#: ``bad_request`` say which kind of provider-side failure it was).
-AbstentionReason = Literal[
-    "unparseable",
-    "truncated",
-    "refused",
+#: Why an LLM call gave no usable reply after its retries (every client path reports these).
+#: ``auth_error`` and ``unknown_model`` are configuration failures: they stop a run.
+CallFailure = Literal[
     "timed_out",
     "rate_limit",
     "provider_error",
+    "refused",
     "auth_error",
     "bad_request",
+    "unknown_model",
 ]
+#: Why a judge gave no rating for a dimension: its call failed, or its reply was cut at the
+#: token limit (``truncated``) or could not be read (``unparseable``). Never a score.
+AbstentionReason = Literal[CallFailure, "unparseable", "truncated"]
+#: every reason code, for bounded metric labels and documentation
+ABSTENTION_REASONS: frozenset[str] = frozenset(get_args(AbstentionReason))
+CALL_FAILURES: frozenset[str] = frozenset(get_args(CallFailure))
 
 
 class CallRecord(BaseModel):
@@ -60,7 +64,7 @@ class JudgeRating(BaseModel):
     rating: Any = None
     rationale: str | None = None
     status: Literal["ok", "abstained"]
-    reason: str | None = None
+    reason: AbstentionReason | None = None
     detail: str | None = None
     samples: SampleInfo | None = None
     self_preference: Literal["excluded", "kept"] | None = None
@@ -77,7 +81,7 @@ class Agreement(BaseModel):
 
 
 class ReliabilityFlag(BaseModel):
-    """DESIGN.md section 2. ``n``, ``ci95`` and ``coverage`` describe the judge agreement that
+    """docs/DESIGN.md section 2. ``n``, ``ci95`` and ``coverage`` describe the judge agreement that
     decided the flag (null when it came from a published prior); ``metric`` names that
     statistic; ``expert_source`` says where ``expert_kappa`` came from; ``simulated`` marks a
     flag sourced from a calibration whose panel had a simulator persona."""

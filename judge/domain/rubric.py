@@ -198,7 +198,7 @@ class Tolerance(_Strict):
 
 
 class ReliabilityPolicy(_Strict):
-    """Thresholds of the reliability flag (DESIGN.md section 2).
+    """Thresholds of the reliability flag (docs/DESIGN.md section 2).
 
     ``floor`` and ``line`` bound the agreement; ``min_items`` and ``min_coverage`` are the
     evidence a calibration needs before it may vouch for a dimension (``trusted``): at least

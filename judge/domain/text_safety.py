@@ -1,7 +1,7 @@
 """What the service refuses to store: characters no database or provider takes, and JSON
 shaped to exhaust a parser.
 
-The rules (DESIGN.md section 3, "Hostile input"):
+The rules (docs/DESIGN.md section 3, "Hostile input"):
 
 - Ids, names, labels, metadata keys and metadata string values are stored as given, so a NUL
   character (PostgreSQL text cannot hold one) or a lone UTF-16 surrogate (not encodable as

@@ -42,7 +42,7 @@ def _unescape(text: str) -> str:
 
 
 def item_from_row(row: dict[str, str], item_id: str | None = None) -> dict[str, Any] | None:
-    """A raw item (DESIGN.md section 3 shape) from an annotation-file row, or None if the row
+    """A raw item (docs/DESIGN.md section 3 shape) from an annotation-file row, or None if the row
     holds no conversation text."""
     if row.get("full_conversation", "").strip():
         turns = split_full_conversation(row["full_conversation"])

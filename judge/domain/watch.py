@@ -2,7 +2,7 @@
 
 One place for them. ``deploy/grafana/build_dashboards.py`` draws them and a test checks that
 ``deploy/prometheus/alerts.yml`` uses exactly these numbers. The kappa floor and line are the
-reliability policy's defaults (DESIGN.md section 2), not copies.
+reliability policy's defaults (docs/DESIGN.md section 2), not copies.
 """
 
 from __future__ import annotations

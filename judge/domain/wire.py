@@ -2,7 +2,7 @@
 and what :mod:`judge.client` parses.
 
 Handlers build plain dicts; these models only describe them, so that clients and the fuzzer
-(schemathesis, tests/integration/test_api_fuzz.py) can check every documented response against
+(schemathesis, tests/e2e/test_api_fuzz.py) can check every documented response against
 them. Objects may carry more fields than listed; the listed ones are always there.
 """
 
@@ -51,7 +51,7 @@ class JobStatus(BaseModel):
 
 
 class CompletedScore(ScoreResult):
-    """A completed score (DESIGN.md section 3): the result, with the job's id and status."""
+    """A completed score (docs/DESIGN.md section 3): the result, with the job's id and status."""
 
     id: str
     item_id: str | None

@@ -21,15 +21,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import SecretStr
 
-FailureReason = Literal[
-    "timed_out",
-    "rate_limit",
-    "provider_error",
-    "refused",
-    "auth_error",
-    "bad_request",
-    "unknown_model",
-]
+from judge.domain.result import CallFailure
+
+#: why a call failed (one vocabulary with the results': :data:`judge.domain.result.CallFailure`)
+FailureReason = CallFailure
 #: Failures that no retry and no other item can cure: the judge's configuration is wrong
 #: (no or refused credentials, a model the provider does not know). They stop a run.
 CONFIGURATION_FAILURES: frozenset[str] = frozenset({"auth_error", "unknown_model"})

@@ -12,12 +12,11 @@ import asyncio
 import time
 import uuid
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from judge.llm.client import ChatClient, ChatRequest, ChatResult
-from judge.settings import ModelLimit, Settings
 
 _ACQUIRE = """
 local key, now, expiry, limit, member = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]),
@@ -46,9 +45,19 @@ _SLOT_TTL_S = 300.0
 _POLL_S = 0.02
 
 
+class ModelLimit(Protocol):
+    """One model's limits (``limits:`` in the configuration); None = no limit."""
+
+    @property
+    def max_concurrency(self) -> int | None: ...
+
+    @property
+    def requests_per_minute(self) -> int | None: ...
+
+
 class ModelLimiter:
-    def __init__(self, limits: dict[str, ModelLimit], redis_url: str | None = None) -> None:
-        self._limits = limits
+    def __init__(self, limits: Mapping[str, ModelLimit], redis_url: str | None = None) -> None:
+        self._limits = dict(limits)
         self._redis: Any = None
         if redis_url and limits:
             from judge.redis_client import redis_client
@@ -56,10 +65,6 @@ class ModelLimiter:
             self._redis = redis_client(redis_url)
         self._local_sems: dict[str, asyncio.Semaphore] = {}
         self._local_stamps: dict[str, deque[float]] = {}
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> ModelLimiter:
-        return cls(dict(settings.limits), settings.redis_url)
 
     async def close(self) -> None:
         if self._redis is not None:

@@ -25,8 +25,6 @@ from judge.llm.calls import (  # noqa: E402
     configured_cost,
 )
 from judge.llm.client import ChatRequest, ChatResult, FailureReason  # noqa: E402
-from judge.llm.settings_bridge import configured_prices, retry_policy  # noqa: E402
-from judge.settings import Settings  # noqa: E402
 
 log = logging.getLogger(__name__)
 litellm.suppress_debug_info = True
@@ -83,11 +81,6 @@ class LiteLLMClient(PathClient):
 
     name = "litellm"
     deadline_grace_s = DEADLINE_GRACE_S
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> LiteLLMClient:
-        """Retries and the configured prices (USD per million tokens) from the settings."""
-        return cls(retry=retry_policy(settings), prices=configured_prices(settings))
 
     def classify(self, exc: BaseException) -> tuple[FailureReason, bool]:
         return classify(exc)

@@ -30,6 +30,7 @@ import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
+from judge.domain.providers import wire_model
 from judge.llm.calls import (
     ModelPrice,
     PathClient,
@@ -38,7 +39,6 @@ from judge.llm.calls import (
     price_map_cost,
 )
 from judge.llm.client import ChatRequest, ChatResult, FailureReason
-from judge.llm.routing import wire_model
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 #: error codes of a 400 that mean a safety block, not a malformed request

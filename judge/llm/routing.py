@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
+from judge.domain.providers import OPENAI_COMPATIBLE, ClientChoice, provider_of
 from judge.errors import ConfigError
 from judge.llm.calls import ModelPrice, RetryPolicy
 from judge.llm.client import ChatClient, ChatRequest, ChatResult
@@ -17,19 +18,7 @@ from judge.llm.client import ChatClient, ChatRequest, ChatResult
 if TYPE_CHECKING:
     from judge.llm.openai_client import OpenAIClient
 
-ClientChoice = Literal["auto", "litellm", "openai"]
 ClientPath = Literal["litellm", "openai"]
-#: LiteLLM provider prefixes whose endpoints speak OpenAI's chat completions
-OPENAI_COMPATIBLE = frozenset({"openai", "hosted_vllm"})
-
-
-def provider_of(model: str) -> str:
-    return model.split("/", 1)[0] if "/" in model else ""
-
-
-def wire_model(model: str) -> str:
-    """The model name an OpenAI-compatible server expects: without LiteLLM's provider prefix."""
-    return model.split("/", 1)[1] if provider_of(model) in OPENAI_COMPATIBLE else model
 
 
 def client_path(choice: ClientChoice, model: str, api_base: str | None) -> ClientPath:

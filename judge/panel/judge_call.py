@@ -21,12 +21,12 @@ from judge.domain.judgment_schema import (
     parse_judgment,
     response_format,
 )
-from judge.domain.result import CallRecord
+from judge.domain.providers import ClientChoice
+from judge.domain.result import AbstentionReason, CallRecord
 from judge.domain.rubric import Dimension, Rubric
 from judge.domain.text_safety import storable_text
 from judge.llm.client import ChatClient, ChatRequest, ChatResult, as_secret
 from judge.llm.prompts import build_messages, prompt_hash, repair_message
-from judge.llm.routing import ClientChoice
 from judge.tracing import tracer
 
 _RAW_REPLY_LIMIT = 20_000
@@ -69,7 +69,7 @@ class JudgeTarget:
 
 @dataclass(frozen=True)
 class Abstention:
-    reason: str
+    reason: AbstentionReason
     detail: str
 
 
@@ -170,7 +170,7 @@ async def run_judge(
     result = await _traced_call(client, request, rubric.id, "judge")
     calls = [_record(result, target, params, phash, "judge")]
     if not result.ok:
-        reason = str(result.failure)
+        reason: AbstentionReason = result.failure or "provider_error"
         detail = result.error or reason
         return JudgeOutcome(
             target.model, None, {}, {d.id: Abstention(reason, detail) for d in dimensions}, calls

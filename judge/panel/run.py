@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from judge.domain.aggregation import WEIGHT_METHOD, AggregationMode, choose_aggregation
-from judge.domain.families import model_family
+from judge.domain.aggregation_choice import WEIGHT_METHOD, AggregationMode, choose_aggregation
 from judge.domain.flags import (
     JUDGE_UNSTABLE,
     LENGTH_SENSITIVE,
@@ -21,6 +20,8 @@ from judge.domain.flags import (
 )
 from judge.domain.injection import contains_instructions
 from judge.domain.item import Item
+from judge.domain.item_fit import check_item_fits
+from judge.domain.providers import model_family
 from judge.domain.result import (
     AggregationInfo,
     Agreement,
@@ -32,7 +33,6 @@ from judge.domain.result import (
     Usage,
 )
 from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric, Tolerance
-from judge.domain.setting import check_item_fits
 from judge.errors import JudgeMisconfigured
 from judge.llm.client import CONFIGURATION_FAILURES, ChatClient
 from judge.panel.aggregate import Aggregate, aggregate, weighted_aggregate
@@ -52,7 +52,7 @@ class Panel:
     per_dimension_calls: bool = False
     simulated: bool = False  # every judge is a simulator persona
     includes_simulator: bool = False  # at least one judge is a simulator persona
-    aggregation: AggregationMode = "auto"  # see judge.domain.aggregation
+    aggregation: AggregationMode = "auto"  # see judge.domain.aggregation_choice
     self_preference: str = "exclude"  # exclude | keep (a judge of the judged model's family)
 
     def signature(self) -> str:
@@ -180,7 +180,8 @@ def _aggregate_dimension(
     participants: tuple[str, ...],
 ) -> tuple[Aggregate, AggregationInfo | None]:
     """The dimension's aggregate, equal or reliability-weighted as the panel's ``aggregation``
-    and the applicable calibration decide (:func:`judge.domain.aggregation.choose_aggregation`)."""
+    and the applicable calibration decide
+    (:func:`judge.domain.aggregation_choice.choose_aggregation`)."""
     equal = aggregate(dim, valid, policy.tolerance, participants)
     if dim.scale.type == "free_text":
         return equal, None

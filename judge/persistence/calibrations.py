@@ -1,4 +1,4 @@
-"""Which calibration run feeds the flags of a rubric and panel (DESIGN.md section 2).
+"""Which calibration run feeds the flags of a rubric and panel (docs/DESIGN.md section 2).
 
 Runs match on the rubric's *content hash* (not its version string) and the panel's signature
 (models and parameters). Per dimension, the applicable run is the latest completed one whose

@@ -55,11 +55,6 @@ class BatchProgress:
         return RUNNING if self.running or self.completed or self.failed else QUEUED
 
 
-async def add_jobs(session: AsyncSession, jobs: Sequence[ScoreJob]) -> None:
-    session.add_all(list(jobs))
-    await session.flush()
-
-
 async def _try_insert(
     database: Database, parents: Sequence[SQLModel], rows: Sequence[SQLModel], *, commit: bool
 ) -> BaseException | None:

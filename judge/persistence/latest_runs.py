@@ -1,5 +1,5 @@
 """The latest completed calibration runs per rubric, read for the run gauges
-(:mod:`judge.services.run_gauges`) from a short-lived engine of their own: the gauges are
+(:mod:`judge.runtime.run_gauges`) from a short-lived engine of their own: the gauges are
 read at scrape time, in a thread with its own event loop, outside any service runtime."""
 
 from __future__ import annotations

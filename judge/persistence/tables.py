@@ -69,7 +69,13 @@ class ScoreJob(SQLModel, table=True):
 
 
 class Judgment(SQLModel, table=True):
-    """One LLM call made for a job: the raw reply and what was parsed from it."""
+    """One LLM call made for a job: the raw reply and what was parsed from it.
+
+    The audit trail of the calls behind a result: written in the transaction that finishes
+    the job (so a job redone after a crash has exactly one set), never read on the scoring
+    path. Results keep ratings and rationales but not raw replies; this table keeps those,
+    for audits and for the item view (one row per call, with tokens, cost and latency).
+    """
 
     __tablename__ = "judgments"
 

@@ -24,7 +24,6 @@ from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from judge.reliability._aggregate import median_rater
 from judge.reliability._cluster_kappa import MeanStatistic
 from judge.reliability._kappa import Weights
 from judge.reliability._kappa_interval import (
@@ -38,6 +37,7 @@ from judge.reliability._kappa_interval import (
 )
 from judge.reliability._levels import MIN_UNITS_PER_LEVEL, LevelCheck, check_levels
 from judge.reliability._mc_error import within_mc_error
+from judge.reliability._median_rater import median_rater
 from judge.reliability._missing import is_missing, label
 
 #: the one-sided confidence of the lower bound that decides "trusted" (evidence/TRUST.md, 5)

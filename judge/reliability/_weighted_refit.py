@@ -1,8 +1,8 @@
 """Weighted vs equal aggregation, with the weights' refitting inside the interval (issue 23, 8).
 
-The comparison is the cross-validated one of ``judge.services.aggregation_eval`` (weights
-``max(kappa_j, 0)`` fit on the other folds, agreement measured on held-out units, averaged
-over repeated splits), but its interval resamples *the whole procedure*: each bootstrap
+The comparison is the cross-validated one of ``judge.calibration._aggregation_comparison``
+(weights ``max(kappa_j, 0)`` fit on the other folds, agreement measured on held-out units,
+averaged over repeated splits), but its interval resamples *the whole procedure*: each bootstrap
 resample of units is split into folds afresh, the weights are refit on its training folds and
 the held-out agreement recomputed. The interval then carries the variation of the fitted
 weights, which an interval over fixed weights leaves out (with two exchangeable judges that

@@ -15,8 +15,8 @@ import yaml
 from pydantic import ValidationError
 
 from judge.domain.item import parse_item
+from judge.domain.item_fit import check_item_fits
 from judge.domain.rubric import Rubric
-from judge.domain.setting import check_item_fits
 from judge.errors import ItemInvalid, RubricInvalid, RubricProblem
 
 Loc = tuple[int | str, ...]

@@ -11,18 +11,19 @@ from typing import Any
 
 import anyio.to_thread
 
-from judge.errors import ItemInvalid, JudgeError
-from judge.persistence import jobs as repo
-from judge.services.aggregation_eval import (
+from judge.calibration import (
     DEFAULT_FOLDS,
     DEFAULT_REPEATS,
     DEFAULT_RESAMPLES,
+    RESAMPLE_SEED,
+    calibration_plan,
     compare_aggregation,
+    labelled_with_consensus,
+    metric_name,
 )
-from judge.services.calibration import CalibrationService, run_items
-from judge.services.calibration_report import labelled_with_consensus
-from judge.services.calibration_stats import RESAMPLE_SEED, metric_name
-from judge.services.planning import calibration_plan
+from judge.errors import ItemInvalid, JudgeError
+from judge.persistence import jobs as repo
+from judge.services.calibrations import CalibrationService, run_items
 
 
 class CalibrationNotReady(JudgeError):
@@ -124,7 +125,7 @@ class CalibrationInsights:
         seed: int = 0,
         can_read: Callable[[Any], bool] = lambda _owner: True,
     ) -> dict[str, Any]:
-        """The labelling plan of a rubric and panel (see :mod:`judge.services.planning`)."""
+        """The labelling plan of a rubric and panel (see :mod:`judge.calibration._plan`)."""
         jobs = self.calibrations.jobs
         rubric = jobs.rubric(rubric_id)
         panel = jobs.panel(panel_name)

@@ -23,6 +23,7 @@ from opentelemetry import trace
 from judge import metrics
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import Rubric
+from judge.domain.wire import Rejection
 from judge.errors import ItemInvalid, JudgeError, JudgeMisconfigured
 from judge.llm.cache import cache_partition
 from judge.panel.run import Panel
@@ -30,9 +31,9 @@ from judge.persistence import jobs as repo
 from judge.persistence.database import Database
 from judge.persistence.tables import Batch, ScoreJob, utcnow
 from judge.rubrics import RubricRegistry
+from judge.services.idempotency import Submission
 from judge.services.panels import panel_spec, resolve_panel
 from judge.services.scoring import Scorer, validate_for_rubric
-from judge.services.submissions import Submission
 from judge.settings import Settings
 from judge.tracing import tracer
 
@@ -58,18 +59,6 @@ class CompletionWaiter(Protocol):
     async def wait(self, job_ids: Sequence[str], timeout: float) -> None: ...
 
     def notify(self, job_id: str) -> None: ...
-
-
-@dataclass(frozen=True)
-class Rejection:
-    """A batch line that could not become a job."""
-
-    line: int
-    field: str
-    message: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"line": self.line, "field": self.field, "message": self.message}
 
 
 def new_id() -> str:
@@ -193,7 +182,7 @@ class JobService:
             try:
                 item = self.validate(raw, rubric)
             except ItemInvalid as exc:
-                rejections.append(Rejection(line_no, exc.field, exc.detail))
+                rejections.append(Rejection(line=line_no, field=exc.field, message=exc.detail))
                 continue
             jobs.append(
                 self._job(
@@ -210,11 +199,13 @@ class JobService:
         def count(refused: dict[int, str]) -> None:
             for index, kind in refused.items():
                 line = jobs[index].position or 0
-                rejections.append(Rejection(line, "item", DB_REFUSED.format(kind)))
+                rejections.append(
+                    Rejection(line=line, field="item", message=DB_REFUSED.format(kind))
+                )
             rejections.sort(key=lambda r: r.line)
             batch.total = len(jobs) - len(refused)
             batch.rejected = len(rejections)
-            batch.rejections_json = json.dumps([r.as_dict() for r in rejections])
+            batch.rejections_json = json.dumps([r.model_dump() for r in rejections])
 
         count({})
         parents: list[Any] = [batch]
@@ -419,6 +410,11 @@ class JobService:
         if job_ids:
             async with self.database.session() as session:
                 await repo.outbox_sent(session, job_ids)
+
+    async def queue_counts(self, owner: str | None) -> tuple[int, int]:
+        """(items queued in all, unfinished items of ``owner``), for the API's quotas."""
+        async with self.database.session() as session:
+            return await repo.count_queued(session), await repo.count_unfinished(session, owner)
 
     async def queue_depth(self) -> int:
         async with self.database.session() as session:

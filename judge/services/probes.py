@@ -17,20 +17,20 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from judge import metrics
-from judge.domain.families import model_family
-from judge.domain.probe_variants import as_raw, filler, padded, participant_orders
-from judge.errors import ItemInvalid, JudgeError
-from judge.persistence import jobs as repo
-from judge.persistence import runs
-from judge.persistence.tables import Batch, ProbeRun, ScoreJob
-from judge.services.jobs import DB_REFUSED, JobService, new_id
-from judge.services.probe_report import (
+from judge.calibration import (
     Variant,
     order_report,
     self_preference_report,
     verbosity_report,
 )
-from judge.services.run_batches import BatchRuns, progress_view, view_status
+from judge.domain.probe_variants import as_raw, filler, padded, participant_orders
+from judge.domain.providers import model_family
+from judge.errors import ItemInvalid, JudgeError
+from judge.persistence import jobs as repo
+from judge.persistence import runs
+from judge.persistence.tables import Batch, ProbeRun, ScoreJob
+from judge.services.jobs import DB_REFUSED, JobService, new_id
+from judge.services.runs import BatchRuns, progress_view, view_status
 
 PROBE = "probe"
 ProbeKind = Literal["verbosity", "order", "self-preference"]

@@ -8,9 +8,9 @@ from typing import Any, Protocol
 
 from judge.domain.flags import Calibration
 from judge.domain.item import Item, parse_item
+from judge.domain.item_fit import check_item_fits
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import RankedScale, ReliabilityPolicy, Rubric
-from judge.domain.setting import check_item_fits
 from judge.errors import ItemInvalid
 from judge.llm.client import ChatClient
 from judge.panel.run import Panel, score_item
@@ -18,7 +18,7 @@ from judge.rubrics import RubricRegistry
 
 
 class CalibrationLookup(Protocol):
-    """Where flags find a panel's measured agreement with experts (see DESIGN.md section 2):
+    """Where flags find a panel's measured agreement with experts (see docs/DESIGN.md section 2):
     per dimension, the applicable calibration given the policy's ``min_items``."""
 
     async def latest(

@@ -20,8 +20,8 @@ shows a reason not to): the same routes on Litestar 2.25 were measured against t
 with ``python -m judge.bench.simulator_load`` (bench/RESULTS.md): 1.46x the server CPU per
 request (about +100 µs under uvicorn), 0.71x the requests/s, and a 1,000-request burst at
 200 ms latency 1.31x slower. The simulator shares the benchmark machine's two cores with the
-service it stands in for, and its own rate is the benchmark's "machine ceiling" (DESIGN.md
-section 7), so its cost per request is part of what ``judge bench`` reports; DESIGN.md
+service it stands in for, and its own rate is the benchmark's "machine ceiling" (docs/DESIGN.md
+section 7), so its cost per request is part of what ``judge bench`` reports; docs/DESIGN.md
 section 5 also keeps litestar in the ``api`` package. The routing here is a dozen path
 comparisons; everything provider-specific lives in :mod:`judge.simulator.formats`.
 """

@@ -61,10 +61,6 @@ class JudgedView:
         judged = {t.index for t in self.judged}
         return "\n".join(t.text for t in self.turns if t.index not in judged)
 
-    @property
-    def speaker_ids(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(t.speaker for t in self.turns))
-
 
 def read_view(messages: list[Any]) -> JudgedView:
     """Find the conversation in the latest user message that has one (a repair request that

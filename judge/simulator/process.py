@@ -59,16 +59,6 @@ class SimulatorProcess:
         return f"{self.root_url}/v1"
 
     @property
-    def anthropic_base(self) -> str:
-        """``api_base`` for LiteLLM's ``anthropic/...`` (it appends ``/v1/messages``)."""
-        return self.root_url
-
-    @property
-    def gemini_base(self) -> str:
-        """``api_base`` for LiteLLM's ``gemini/...`` (it appends ``/models/M:generateContent``)."""
-        return f"{self.root_url}/v1beta"
-
-    @property
     def pid(self) -> int:
         """The child's process id (for CPU and memory measurements)."""
         if self._proc is None:

@@ -28,14 +28,6 @@ class DimSpec:
     k: int = 1  # ranked: at most k labels
     max_chars: int = 600  # free text
 
-    @property
-    def n_values(self) -> int:
-        if self.kind == "ordinal":
-            return len(self.levels)
-        if self.kind == "binary":
-            return 2
-        return len(self.labels)
-
 
 def _ordinal_levels(schema: dict[str, Any]) -> tuple[int, ...]:
     enum = schema.get("enum")

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
 from celery import Celery, Task
@@ -22,19 +22,18 @@ from celery.signals import worker_ready, worker_shutdown
 from judge import metrics
 from judge.loop_thread import LoopThread
 from judge.redis_client import redis_client
+from judge.runtime.composition import ServiceRuntime, build_runtime
+from judge.runtime.job_retry import JobRetryPolicy
+from judge.runtime.notify import publish_done
+from judge.runtime.run_gauges import RunGaugeCollector
+from judge.runtime.sweeper import sweep_forever
 from judge.services.jobs import failure_message
-from judge.services.notify import publish_done
-from judge.services.retry_policy import RetryPolicy
-from judge.services.run_gauges import RunGaugeCollector
-from judge.services.runtime import ServiceRuntime, build_runtime
 from judge.settings import Settings, load_settings
 from judge.tracing import configure_tracing, shutdown_tracing
 from judge.worker.dispatch import QUEUE, TASK_NAME, broker_app, send_jobs
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-#: how often jobs orphaned by an outage are looked for (a set in memory: no query when empty)
-ORPHAN_CHECK_S = 1.0
 
 
 class WorkerRuntime:
@@ -54,32 +53,17 @@ class WorkerRuntime:
         return self._thread.call_blocking(coro)
 
     async def _sweep(self) -> None:
-        worker = self.settings.worker
         await self.runtime.database.check_migrated()
-        loop = asyncio.get_running_loop()
-        swept = loop.time() - worker.sweep_interval_s
-        while True:
-            try:
-                orphans = await self.runtime.jobs.release_orphans()
-                if orphans:
-                    await asyncio.to_thread(send_jobs, self._sender, orphans)
-            except Exception:
-                log.warning("could not re-send orphaned jobs; will retry", exc_info=True)
-            if loop.time() - swept < worker.sweep_interval_s:
-                await asyncio.sleep(ORPHAN_CHECK_S)
-                continue
-            swept = loop.time()
-            try:
-                backlog = int(await self.redis.llen(QUEUE))
-                await self.runtime.jobs.queue_depth()
-                ids = await self.runtime.jobs.stale_job_ids(include_queued=backlog == 0)
-                if ids:
-                    log.info("re-sending %d job(s) whose run was lost", len(ids))
-                    await asyncio.to_thread(send_jobs, self._sender, ids)
-                await self.runtime.jobs.sweep_runs()
-            except Exception:
-                log.warning("sweep of lost jobs and runs failed; will retry", exc_info=True)
-            await asyncio.sleep(ORPHAN_CHECK_S)
+
+        async def resend(job_ids: Sequence[str]) -> None:
+            await asyncio.to_thread(send_jobs, self._sender, list(job_ids))
+
+        async def queue_is_empty() -> bool:
+            return int(await self.redis.llen(QUEUE)) == 0
+
+        await sweep_forever(
+            self.runtime.jobs, resend, queue_is_empty=queue_is_empty, sweep_at_start=True
+        )
 
     def close(self) -> None:
         self._sweeper.cancel()
@@ -138,7 +122,7 @@ def create_celery(settings: Settings) -> Celery:
         worker_cancel_long_running_tasks_on_connection_loss=False,
     )
 
-    policy = RetryPolicy.from_settings(settings)
+    policy = JobRetryPolicy.from_settings(settings)
 
     # A run that raises is retried by Celery itself, with the backoff of the one policy the
     # embedded runner applies too; after the last retry ``on_failure`` marks the job failed.

@@ -91,7 +91,8 @@ def make_result(rubric: str = "unit-rubric") -> ScoreResult:
         judges=[
             JudgeRating(model="m/a", rating=True, status="ok"),
             JudgeRating(model="m/b", rating=False, status="ok"),
-            JudgeRating(model="m/c", status="abstained", reason="something new"),
+            # a reason this version does not know (a result stored by a newer one): bounded
+            JudgeRating.model_construct(model="m/c", status="abstained", reason="something new"),
         ],
         agreement=Agreement(valid=2, quorum=2, modal_share=0.5, tie=True),
         reliability=_flag("untrusted", "insufficient_judges"),

@@ -1,1 +1,1 @@
-"""Unit tests of the pure statistics in ``judge.reliability`` (issue 23)."""
+"""Unit tests of the pure statistics in judge.reliability."""

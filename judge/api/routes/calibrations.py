@@ -1,0 +1,208 @@
+"""Calibration runs, their aggregation comparison and labelling plans over HTTP (``calibrate``
+scope). A run belongs to the key that started it: other keys get 404 (``admin`` reads all)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import time
+from typing import Annotated, Any
+
+from litestar import Request, Response, get, post
+from litestar.params import JSONBody, Parameter
+from pydantic import BaseModel, ConfigDict, Field
+
+from judge.api.auth import principal
+from judge.api.problems import ProblemError
+from judge.api.routes._params import (
+    PANEL_MAX,
+    RUBRIC_ID_MAX,
+    JobId,
+)
+from judge.api.schemas import responses
+from judge.api.state import ApiState, api_state
+from judge.calibration import (
+    DEFAULT_FOLDS,
+    DEFAULT_REPEATS,
+    DEFAULT_RESAMPLES,
+    RESAMPLE_SEED,
+    render_report_html,
+)
+from judge.domain.item import StoredId
+from judge.domain.wire import CalibrationView
+from judge.services.calibration_insights import CalibrationNotReady
+from judge.services.calibrations import CalibrationNotFound, CalibrationTooLarge
+from judge.services.runs import view_when_reported
+
+
+class CalibrationRequest(BaseModel):
+    """Expert-labelled items: ``{"id"?, "item": {...}, "labels": {expert: {dim: value}}}``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
+    panel: str | None = Field(default=None, max_length=PANEL_MAX)
+    label: StoredId | None = None
+    items: list[Any]
+
+
+async def _check_owner(request: Request[Any, Any, Any], run_id: str) -> ApiState:
+    """404 unless the run exists and the caller may read it."""
+    state = api_state(request)
+    try:
+        owner = await state.runtime.calibrations.owner_of(run_id)
+    except CalibrationNotFound as exc:
+        raise ProblemError(404, exc.message, field="id") from None
+    if not principal(request).can_read(owner):
+        raise ProblemError(404, CalibrationNotFound(run_id).message, field="id")
+    return state
+
+
+async def _view(request: Request[Any, Any, Any], run_id: str) -> dict[str, Any]:
+    state = await _check_owner(request, run_id)
+    try:
+        return await state.runtime.calibrations.view(run_id)
+    except CalibrationNotFound as exc:
+        raise ProblemError(404, exc.message, field="id") from None
+
+
+@post(
+    "/v1/calibrations",
+    opt={"scope": "calibrate"},
+    status_code=202,
+    summary="Start a calibration run",
+    responses=responses({200: CalibrationView, 202: CalibrationView}, 404, 413, 429),
+)
+async def create_calibration(
+    request: Request[Any, Any, Any],
+    data: JSONBody[CalibrationRequest],
+    wait: Annotated[float | None, Parameter(ge=0)] = None,
+) -> Response[dict[str, Any]]:
+    state = api_state(request)
+    who = principal(request)
+    timeout = min(wait or 0.0, state.runtime.settings.api.max_wait_s)
+    until = time.monotonic() + timeout
+    waiting = state.quotas.waiter(who.owner) if timeout > 0 else contextlib.nullcontext()
+    async with waiting:
+        await state.quotas.check_queue(who.owner, len(data.items))
+        try:
+            run, job_ids = await state.runtime.calibrations.submit(
+                rubric_id=data.rubric,
+                panel_name=data.panel,
+                items=data.items,
+                label=data.label,
+                owner=who.owner,
+            )
+        except CalibrationTooLarge as exc:
+            raise ProblemError(413, exc.message, field="items") from None
+        await state.dispatcher.dispatch(job_ids)
+        if timeout > 0:
+            await state.waiter.wait(job_ids, timeout)
+    view = await view_when_reported(functools.partial(_view, request, run.id), until=until)
+    status = 200 if view["status"] == "completed" else 202
+    return Response(view, status_code=status, headers={"Location": f"/v1/calibrations/{run.id}"})
+
+
+@get(
+    "/v1/calibrations/{run_id:str}",
+    opt={"scope": "calibrate"},
+    summary="A calibration run",
+    responses=responses({200: CalibrationView}, 404),
+)
+async def get_calibration(request: Request[Any, Any, Any], run_id: JobId) -> dict[str, Any]:
+    return await _view(request, run_id)
+
+
+@get(
+    "/v1/calibrations/{run_id:str}/report",
+    opt={"scope": "calibrate"},
+    summary="The run's agreement heatmap and table (HTML)",
+    media_type="text/html",
+    responses=responses({200: str}, 404, 409, media_type="text/html"),
+)
+async def get_calibration_report(request: Request[Any, Any, Any], run_id: JobId) -> Response[str]:
+    view = await _view(request, run_id)
+    if "report" not in view:
+        raise ProblemError(409, f"calibration {run_id} is still {view['status']}", field="id")
+    return Response(render_report_html(view["report"]), media_type="text/html")
+
+
+class PlanRequest(BaseModel):
+    """How many more expert labels each dimension needs, and (with a pool) which items."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubric: str = Field(min_length=1)
+    panel: str | None = None
+    target_ci_lower: float | None = Field(
+        default=None,
+        ge=-1,
+        le=1,
+        description="the line the CI's lower bound must reach (default: the rubric's line)",
+    )
+    dimensions: list[str] = Field(default_factory=list, max_length=200)
+    pool: list[Any] | None = Field(
+        default=None, description="score results of unlabelled items (as GET /v1/scores/{id})"
+    )
+    pool_batch: str | None = Field(
+        default=None, min_length=1, description="a batch scored by this panel: its results"
+    )
+    budget: int | None = Field(default=None, ge=1, le=100_000)
+    seed: int = 0
+
+
+@post(
+    "/v1/calibrations/plan",
+    opt={"scope": "calibrate"},
+    status_code=200,
+    summary="Plan expert labelling: items needed per dimension, and a stratified proposal",
+)
+async def plan_calibration(
+    request: Request[Any, Any, Any], data: JSONBody[PlanRequest]
+) -> dict[str, Any]:
+    who = principal(request)
+    return await api_state(request).runtime.insights.plan(
+        can_read=who.can_read,
+        rubric_id=data.rubric,
+        panel_name=data.panel,
+        target=data.target_ci_lower,
+        dimensions=data.dimensions,
+        pool=data.pool,
+        pool_batch=data.pool_batch,
+        budget=data.budget,
+        seed=data.seed,
+    )
+
+
+@get(
+    "/v1/calibrations/{run_id:str}/aggregation",
+    opt={"scope": "calibrate"},
+    summary="Equal vs reliability-weighted aggregation on a run's items, cross-validated",
+)
+async def get_aggregation_comparison(
+    request: Request[Any, Any, Any],
+    run_id: Annotated[str, Parameter(description="a calibration run id")],
+    folds: Annotated[int, Parameter(ge=2, le=10)] = DEFAULT_FOLDS,
+    repeats: Annotated[int, Parameter(ge=1, le=200)] = DEFAULT_REPEATS,
+    seed: Annotated[int, Parameter(ge=0, description="bootstrap and fold seed")] = RESAMPLE_SEED,
+    resamples: Annotated[int, Parameter(ge=100, le=20_000)] = DEFAULT_RESAMPLES,
+) -> dict[str, Any]:
+    state = await _check_owner(request, run_id)
+    try:
+        return await state.runtime.insights.compare_aggregation(
+            run_id, folds=folds, repeats=repeats, seed=seed, resamples=resamples
+        )
+    except CalibrationNotFound as exc:
+        raise ProblemError(404, exc.message, field="id") from None
+    except CalibrationNotReady as exc:
+        raise ProblemError(409, exc.message, field="id") from None
+
+
+#: this resource's route handlers, registered by :func:`judge.api.app.create_app`
+HANDLERS = [
+    create_calibration,
+    get_calibration,
+    get_calibration_report,
+    get_aggregation_comparison,
+    plan_calibration,
+]

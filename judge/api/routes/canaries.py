@@ -1,0 +1,92 @@
+"""Canaries: calibration sets re-scored on a schedule to detect judge drift."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from litestar import Request, get, post
+from litestar.params import JSONBody
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from judge.api.auth import Principal, principal
+from judge.api.problems import ProblemError
+from judge.api.routes._params import ID_PATTERN
+from judge.api.schemas import responses
+from judge.api.state import api_state
+from judge.domain.item import check_stored
+from judge.domain.wire import CanaryView
+from judge.services.calibrations import CalibrationNotFound
+from judge.services.canaries import ALL, CanaryError, Owners
+
+CanaryName = Annotated[str, Field(min_length=1, max_length=100), AfterValidator(check_stored)]
+
+
+def owners_of(who: Principal) -> Owners:
+    return ALL if who.admin else (who.owner,)
+
+
+class CanaryRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    calibration_id: str = Field(pattern=ID_PATTERN, description="a completed run: the baseline")
+    interval_s: float = Field(gt=0, le=366 * 86_400, description="seconds between canary runs")
+    name: CanaryName | None = None
+
+
+@post(
+    "/v1/canaries",
+    opt={"scope": "calibrate"},
+    status_code=201,
+    summary="Register a canary",
+    responses=responses({201: CanaryView}),
+)
+async def create_canary(
+    request: Request[Any, Any, Any], data: JSONBody[CanaryRequest]
+) -> dict[str, Any]:
+    state = api_state(request)
+    who = principal(request)
+    floor = state.runtime.settings.api.min_canary_interval_s
+    if data.interval_s < floor:
+        raise ProblemError(
+            422,
+            f"a canary runs at most every {floor:g} s; got {data.interval_s:g}",
+            field="interval_s",
+        )
+    try:
+        owner = await state.runtime.calibrations.owner_of(data.calibration_id)
+    except CalibrationNotFound:
+        owner = None
+        readable = False
+    else:
+        readable = who.can_read(owner)
+    if not readable:
+        raise ProblemError(
+            422,
+            f"calibration run {data.calibration_id!r} does not exist or has not completed",
+            field="calibration_id",
+        )
+    try:
+        canary = await state.runtime.canaries.register(
+            baseline_run_id=data.calibration_id,
+            interval_s=data.interval_s,
+            name=data.name,
+            owner=who.owner,
+        )
+    except CanaryError as exc:
+        raise ProblemError(422, exc.message, field="calibration_id") from None
+    return canary.model_dump(mode="json")
+
+
+@get(
+    "/v1/canaries",
+    opt={"scope": "calibrate"},
+    summary="Registered canaries (a key's own; admin: all)",
+    responses=responses({200: list[CanaryView]}),
+)
+async def list_canaries(request: Request[Any, Any, Any]) -> list[dict[str, Any]]:
+    canaries = await api_state(request).runtime.canaries.all(owners=owners_of(principal(request)))
+    return [c.model_dump(mode="json") for c in canaries]
+
+
+#: this resource's route handlers, registered by :func:`judge.api.app.create_app`
+HANDLERS = [create_canary, list_canaries]

@@ -1,0 +1,81 @@
+"""The analysis of expert-labelled runs (pure computation over plain data, no I/O).
+
+A calibration run's report (each judge's and the panel's agreement with the experts, the
+expert baseline, the reliability flag it supports), the statistics of one rater, balanced
+resamples, the comparison of equal and reliability-weighted aggregation, self-consistency
+across samples, calibration planning, bias-probe reports, canary drift, pairwise agreement
+between annotator files, and the HTML page of a report. Persistence and jobs are the
+services' business; this package only computes.
+"""
+
+from __future__ import annotations
+
+from judge.calibration._aggregation_comparison import (
+    DEFAULT_FOLDS,
+    DEFAULT_REPEATS,
+    DEFAULT_RESAMPLES,
+    compare_aggregation,
+)
+from judge.calibration._agreement import (
+    CSV_FIELDS,
+    AgreementInputError,
+    AgreementResult,
+    AgreementRow,
+    AlphaRow,
+    Categories,
+    compute_agreement,
+)
+from judge.calibration._drift import compare_reports
+from judge.calibration._html import heatmap_svg, render_report_html
+from judge.calibration._plan import calibration_plan, plan_dimension, predicted_level
+from judge.calibration._probe_report import (
+    Variant,
+    order_report,
+    self_preference_report,
+    verbosity_report,
+)
+from judge.calibration._rater_stats import RESAMPLE_SEED, agreement, metric_name
+from judge.calibration._report import (
+    PANEL,
+    calibration_report,
+    consensus,
+    flag_inputs,
+    labelled_with_consensus,
+)
+from judge.calibration._scored import ScoredItem
+from judge.calibration._stability import call_cost, intra_judge_stability
+
+__all__ = [
+    "CSV_FIELDS",
+    "DEFAULT_FOLDS",
+    "DEFAULT_REPEATS",
+    "DEFAULT_RESAMPLES",
+    "PANEL",
+    "RESAMPLE_SEED",
+    "AgreementInputError",
+    "AgreementResult",
+    "AgreementRow",
+    "AlphaRow",
+    "Categories",
+    "ScoredItem",
+    "Variant",
+    "agreement",
+    "calibration_plan",
+    "calibration_report",
+    "call_cost",
+    "compare_aggregation",
+    "compare_reports",
+    "compute_agreement",
+    "consensus",
+    "flag_inputs",
+    "heatmap_svg",
+    "intra_judge_stability",
+    "labelled_with_consensus",
+    "metric_name",
+    "order_report",
+    "plan_dimension",
+    "predicted_level",
+    "render_report_html",
+    "self_preference_report",
+    "verbosity_report",
+]

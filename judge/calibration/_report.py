@@ -1,0 +1,424 @@
+"""The calibration report: how well each judge, and the panel's aggregate, agree with experts.
+
+Pure computation over plain data (no I/O); the statistics of one rater are in
+:mod:`judge.calibration._rater_stats`. Per dimension:
+
+- expert consensus per item: the median of the experts (ordinal, as Kumar et al.), else the
+  majority label (nominal, binary; ties go to the earlier label of the scale) or the majority
+  first choice (ranked);
+- the prevalence of the most frequent consensus label and what always answering it scores
+  (the majority-class baseline);
+- the expert-expert baseline when two or more experts labelled: every pair's agreement, their
+  median (the flags' ``expert_kappa``), Krippendorff's alpha, and each expert against the
+  consensus of the *others* (leave-one-expert-out), which compares experts the way judges
+  are compared;
+- each judge's and the aggregate's agreement with the consensus: quadratic-weighted kappa on
+  the rubric's full scale (ordinal; the observed-category kappa of Kumar et al. next to it),
+  Cohen's kappa and Gwet's AC1 (nominal, binary, first choice of a fixed ranked scale),
+  chance-corrected Recall@1 (a ranked scale of the session's participants), accuracy, F1
+  (binary), Recall@1 and MRR (ranked), coverage, confusion matrix, signed mean bias against
+  each expert; rates over answered items and with abstentions counted as misses; bootstrap
+  95% CIs that resample groups when items carry one;
+- binary dimensions also on a yes/no-balanced resample (RESCUE-BENCH's intervene-now);
+- items that told the judges some labels (``given``, e.g. the gold support target) are
+  evaluated separately from the end-to-end items, which alone decide the flag;
+- the reliability flag that results, with the evidence gate of docs/DESIGN.md section 2;
+- equal vs reliability-weighted aggregation, cross-validated (``aggregation``, see
+  :mod:`judge.calibration._aggregation_comparison`), and which one a panel with
+  ``aggregation: auto`` now uses. The ``panel`` rater is always the equal aggregate (median,
+  majority, Borda).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Hashable, Sequence
+from itertools import combinations
+from typing import Any
+
+from judge.calibration._aggregation_comparison import compare_aggregation
+from judge.calibration._balanced import balanced_binary
+from judge.calibration._rater_stats import (
+    Paired,
+    agreement,
+    alpha,
+    always_f1,
+    finite,
+    fleiss,
+    label_set,
+    majority_baseline,
+    mean_bias,
+    metric_name,
+    observed_kappa,
+    participant_labels,
+    prevalence,
+    rater_stats,
+    top1,
+)
+from judge.calibration._rater_stats import ac1 as gwet
+from judge.calibration._scored import ScoredItem
+from judge.domain.aggregation_choice import choose_aggregation
+from judge.domain.flags import Calibration, reliability_flag
+from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric
+
+PANEL = "panel"
+CONSENSUS = "consensus"
+
+LEGEND = {
+    "kappa": "agreement with the experts' consensus over the items the rater answered",
+    "agreement": "the statistic named by the dimension's metric (what decides the flag)",
+    "<rate>": "accuracy, f1, recall_at_1, mrr over the items the rater answered",
+    "<rate>_abstain_as_miss": "the same over every labelled item, an abstention counted as a miss",
+    "coverage": "share of labelled items the rater answered",
+    "n": "items with both a consensus label and an answer (the effective n)",
+    "bias_vs_experts": "mean of (rater - expert) on the 0..1 normalised scale (+ = more lenient)",
+    "categories": "ordinal kappa weighs every level of the rubric's scale (scikit-learn's "
+    "labels=<all levels>); kappa_observed_categories uses only the levels either rater used, "
+    "as Kumar et al. did",
+}
+
+
+def _majority(values: list[Any], order: list[Any]) -> Any:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    counts: dict[Any, int] = {}
+    for v in present:
+        counts[v] = counts.get(v, 0) + 1
+    best = max(counts.values())
+    tied = [v for v in counts if counts[v] == best]
+    position = {v: i for i, v in enumerate(order)}
+    return min(tied, key=lambda v: position.get(v, len(order)))
+
+
+def consensus(dim: Dimension, values: list[Any]) -> Any:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    kind = dim.scale.type
+    if kind == "ordinal":
+        median = statistics.median(present)
+        return int(median) if float(median).is_integer() else float(median)
+    if kind == "binary":
+        return _majority(present, [False, True])
+    if kind == "nominal":
+        return _majority(present, list(getattr(dim.scale, "label_ids", ())))
+    if kind == "ranked":
+        return _majority([top1(v) for v in present], [])
+    return None
+
+
+def _column(items: Sequence[ScoredItem], expert: str, dim_id: str) -> list[Any]:
+    return [it.labels.get(expert, {}).get(dim_id) for it in items]
+
+
+def _expert_baseline(
+    dim: Dimension, experts: list[str], items: Sequence[ScoredItem]
+) -> dict[str, Any] | None:
+    if len(experts) < 2:
+        return None
+    columns = {e: _column(items, e, dim.id) for e in experts}
+    pairs: list[dict[str, Any]] = []
+    for a, b in combinations(experts, 2):
+        both = [
+            (x, y)
+            for x, y in zip(columns[a], columns[b], strict=True)
+            if x is not None and y is not None
+        ]
+        pair: dict[str, Any] = {
+            "a": a,
+            "b": b,
+            "kappa": finite(agreement(dim, columns[a], columns[b])),
+            "n": len(both),
+        }
+        if dim.scale.type == "ordinal":
+            pair["kappa_observed_categories"] = finite(observed_kappa(columns[a], columns[b]))
+        if label_set(dim) is not None:
+            pair["ac1"] = gwet(dim, columns[a], columns[b])
+        pairs.append(pair)
+    finite_pairs: list[float] = [p["kappa"] for p in pairs if p["kappa"] is not None]
+    loo: list[dict[str, Any]] = []
+    for e in experts:
+        others = [
+            consensus(dim, [columns[o][i] for o in experts if o != e]) for i in range(len(items))
+        ]
+        n = sum(
+            1 for x, y in zip(columns[e], others, strict=True) if x is not None and y is not None
+        )
+        loo.append({"expert": e, "kappa": finite(agreement(dim, columns[e], others)), "n": n})
+    loo_finite: list[float] = [x["kappa"] for x in loo if x["kappa"] is not None]
+    return {
+        "pairs": pairs,
+        "median": finite(statistics.median(finite_pairs)) if finite_pairs else None,
+        "alpha": alpha(dim, [columns[e] for e in experts]),
+        "fleiss_kappa": fleiss(dim, [columns[e] for e in experts]),
+        "n_experts": len(experts),
+        "n_items": sum(
+            1 for i in range(len(items)) if sum(columns[e][i] is not None for e in experts) >= 2
+        ),
+        "leave_one_out": loo,
+        "leave_one_out_median": finite(statistics.median(loo_finite)) if loo_finite else None,
+    }
+
+
+def _candidates(dim: Dimension, item: ScoredItem) -> int:
+    scale = dim.scale
+    return len(scale.label_ids(item.participants)) if scale.type == "ranked" else 0
+
+
+def labelled_with_consensus(
+    dim: Dimension, items: Sequence[ScoredItem]
+) -> tuple[list[str], list[ScoredItem], list[Any]]:
+    """The experts who labelled ``dim``, the items with a consensus label, and that label."""
+    experts = sorted({e for it in items for e, labels in it.labels.items() if dim.id in labels})
+    gold_all = [consensus(dim, [it.labels.get(e, {}).get(dim.id) for e in experts]) for it in items]
+    keep = [i for i, g in enumerate(gold_all) if g is not None]
+    return experts, [items[i] for i in keep], [gold_all[i] for i in keep]
+
+
+def _evaluate(
+    dim: Dimension, items: Sequence[ScoredItem], judges: list[str], resamples: int
+) -> dict[str, Any]:
+    """Consensus, baselines and every rater's statistics over ``items``."""
+    experts, labelled, gold = labelled_with_consensus(dim, items)
+    expert_columns = {e: _column(labelled, e, dim.id) for e in experts}
+
+    def paired(pred: list[Any]) -> Paired:
+        return Paired(
+            pred=pred,
+            gold=gold,
+            groups=[it.group for it in labelled],
+            candidates=[_candidates(dim, it) for it in labelled],
+        )
+
+    raters = [
+        rater_stats(
+            dim,
+            model,
+            paired([it.judges.get(model, {}).get(dim.id) for it in labelled]),
+            expert_columns,
+            resamples,
+        )
+        for model in judges
+    ]
+    judge_columns = [[it.judges.get(m, {}).get(dim.id) for it in labelled] for m in judges]
+    panel_pred = [it.aggregate.get(dim.id) for it in labelled]
+    raters.append(rater_stats(dim, PANEL, paired(panel_pred), expert_columns, resamples))
+    out: dict[str, Any] = {
+        "items_with_labels": len(gold),
+        "experts": experts,
+        "groups": len({it.group for it in labelled if it.group is not None}) or None,
+        "prevalence": prevalence(dim, gold),
+        "majority_baseline": majority_baseline(dim, gold),
+        "expert_expert": _expert_baseline(dim, experts, items),
+        "consensus_bias_vs_experts": {
+            e: mean_bias(dim, gold, col) for e, col in expert_columns.items()
+        },
+        "raters": raters,
+        # how far the panel's judges agree with each other (not with the experts)
+        "inter_judge": {
+            "alpha": alpha(dim, judge_columns) if len(judges) >= 2 else None,
+            "fleiss_kappa": fleiss(dim, judge_columns),
+            "n_judges": len(judges),
+        },
+    }
+    if dim.scale.type == "binary":
+        out["balanced"] = _balanced(dim, labelled, gold, judges, resamples)
+    return out
+
+
+def _balanced(
+    dim: Dimension,
+    items: Sequence[ScoredItem],
+    gold: list[Any],
+    judges: list[str],
+    resamples: int,
+) -> dict[str, Any]:
+    """Per rater: accuracy and F1 on yes/no-balanced resamples (answered items only)."""
+    per_rater: dict[str, Any] = {}
+    for name in [*judges, PANEL]:
+        preds = [
+            it.aggregate.get(dim.id) if name == PANEL else it.judges.get(name, {}).get(dim.id)
+            for it in items
+        ]
+        idx = [i for i, p in enumerate(preds) if p is not None]
+        groups: list[Hashable | None] = [items[i].group for i in idx]
+        per_rater[name] = balanced_binary(
+            [bool(preds[i]) for i in idx], [bool(gold[i]) for i in idx], groups, resamples
+        )
+    yes_share = sum(1 for g in gold if g is True) / len(gold) if gold else None
+    return {
+        "natural_prevalence_yes": finite(yes_share),
+        "always_yes_natural": {"accuracy": finite(yes_share), "f1": always_f1(gold, True)},
+        "raters": per_rater,
+    }
+
+
+def dimension_report(
+    rubric: Rubric,
+    dim: Dimension,
+    items: Sequence[ScoredItem],
+    judges: list[str],
+    run_id: str,
+    *,
+    resamples: int = 500,
+    policy: ReliabilityPolicy | None = None,
+    simulated: bool = False,
+) -> dict[str, Any]:
+    policy = policy or rubric.reliability
+    metric = metric_name(dim)
+    end_to_end = [it for it in items if not it.given]
+    report: dict[str, Any] = {
+        "scale": dim.scale.type,
+        "metric": metric,
+        "categories": "scale" if dim.scale.type == "ordinal" else None,
+    }
+    has_labels = any(dim.id in labels for it in end_to_end for labels in it.labels.values())
+    if metric is None or not has_labels:
+        experts = sorted({e for it in items for e, lab in it.labels.items() if dim.id in lab})
+        report |= {
+            "items_with_labels": 0 if metric is not None else _labelled(dim, end_to_end),
+            "experts": experts,
+            "expert_expert": None,
+            "raters": [],
+            "flag": None,
+        }
+        return report
+    report |= _evaluate(dim, end_to_end, judges, resamples)
+    conditioned = [it for it in items if it.given and dim.id not in it.given]
+    if any(dim.id in labels for it in conditioned for labels in it.labels.values()):
+        given = _evaluate(dim, conditioned, judges, resamples)
+        report["given"] = {
+            "told": sorted({k for it in conditioned for k in it.given}),
+            "items_with_labels": given["items_with_labels"],
+            "raters": given["raters"],
+        }
+    panel = next(r for r in report["raters"] if r["rater"] == PANEL)
+    baseline = report["expert_expert"] or {}
+    _, labelled, gold = labelled_with_consensus(dim, end_to_end)
+    comparison = compare_aggregation(dim, labelled, gold, judges, policy.tolerance)
+    calibration = Calibration(
+        run_id,
+        judge_kappa=panel["agreement"],
+        expert_kappa=baseline.get("median"),
+        n=panel["n"],
+        ci95=(panel["ci95"][0], panel["ci95"][1]),
+        coverage=panel["coverage"],
+        expert_n=baseline.get("n_items", 0),
+        n_experts=baseline.get("n_experts", len(report["experts"])),
+        simulated=simulated,
+        metric=metric,
+        judge_agreement={
+            r["rater"]: r["agreement"] for r in report["raters"] if r["rater"] != PANEL
+        },
+        weighting_helps=comparison.get("weighting_helps"),
+        units=panel.get("resampling_units"),
+    )
+    auto = choose_aggregation("auto", calibration, judges, policy)
+    report["aggregation"] = comparison | {"auto": {"method": auto.method, "reason": auto.reason}}
+    flag = reliability_flag(
+        policy=policy,
+        prior=dim.prior,
+        calibration=calibration,
+        valid_judges=len(judges),
+        quorum=1,
+        disagreement=False,
+    )
+    report["expert_baseline_used"] = {
+        "source": flag.expert_source,
+        "why": calibration.expert_baseline_note(policy)
+        + (
+            ""
+            if calibration.expert_baseline_counts(policy)
+            else ("; the rubric's published prior stands" if flag.expert_source else "")
+        ),
+    }
+    report["flag"] = flag.model_dump()
+    report["flag_inputs"] = _flag_inputs(calibration)
+    return report
+
+
+def _labelled(dim: Dimension, items: Sequence[ScoredItem]) -> int:
+    return sum(1 for it in items if any(dim.id in labels for labels in it.labels.values()))
+
+
+def _flag_inputs(calibration: Calibration) -> dict[str, Any]:
+    return {
+        "judge_kappa": calibration.judge_kappa,
+        "expert_kappa": calibration.expert_kappa,
+        "n": calibration.n,
+        "ci95": list(calibration.ci95) if calibration.ci95 else None,
+        "coverage": calibration.coverage,
+        "expert_n": calibration.expert_n,
+        "n_experts": calibration.n_experts,
+        "metric": calibration.metric,
+        "judge_agreement": dict(calibration.judge_agreement),
+        "weighting_helps": calibration.weighting_helps,
+        "units": calibration.units,
+    }
+
+
+def calibration_report(
+    rubric: Rubric,
+    items: Sequence[ScoredItem],
+    judges: list[str],
+    run_id: str,
+    *,
+    resamples: int = 500,
+    policy: ReliabilityPolicy | None = None,
+    simulated: bool = False,
+) -> dict[str, Any]:
+    policy = policy or rubric.reliability
+    dims = {
+        d.id: dimension_report(
+            rubric,
+            d,
+            items,
+            judges,
+            run_id,
+            resamples=resamples,
+            policy=policy,
+            simulated=simulated,
+        )
+        for d in rubric.dimensions
+    }
+    experts = sorted({e for it in items for e in it.labels})
+    return {
+        "run_id": run_id,
+        "rubric": {"id": rubric.id, "version": rubric.version, "hash": rubric.content_hash},
+        "judges": judges,
+        "experts": experts,
+        "n_items": len(items),
+        "simulated": simulated,
+        "threshold": policy.line,
+        "floor": policy.floor,
+        "min_items": policy.min_items,
+        "min_coverage": policy.min_coverage,
+        "resamples": resamples,
+        "groups": len({it.group for it in items if it.group is not None}) or None,
+        "legend": LEGEND,
+        "dimensions": dims,
+    }
+
+
+def flag_inputs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """What reliability flags need from a report, per calibrated dimension."""
+    return {
+        dim_id: dim["flag_inputs"]
+        for dim_id, dim in report["dimensions"].items()
+        if dim.get("flag_inputs")
+    }
+
+
+__all__ = [
+    "CONSENSUS",
+    "PANEL",
+    "ScoredItem",
+    "agreement",
+    "calibration_report",
+    "consensus",
+    "dimension_report",
+    "flag_inputs",
+    "metric_name",
+    "participant_labels",
+]

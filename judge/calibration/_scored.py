@@ -1,0 +1,22 @@
+"""What a calibration item holds once scored: the experts' labels beside the judges' ratings."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ScoredItem:
+    """One calibration item: expert labels and what each judge (and the panel) said."""
+
+    labels: dict[str, dict[str, Any]]  # expert -> dimension -> value
+    judges: dict[str, dict[str, Any]]  # model -> dimension -> rating (missing = abstained)
+    aggregate: dict[str, Any]  # dimension -> panel score (None when below quorum)
+    group: str | None = None  # items of one group are resampled together
+    participants: tuple[str, ...] = ()  # the item's non-supporter participant ids
+    given: Mapping[str, Any] = field(default_factory=dict)  # labels the judges were told
+    #: model -> dimension -> the judge's k samples (only for judges with samples > 1)
+    judge_samples: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    llm_calls: int = 0  # LLM calls the item cost (cache hits excluded)

@@ -1,0 +1,155 @@
+"""Canaries: a completed calibration run re-scored on a schedule to detect judge drift.
+
+Each canary run repeats its baseline run's items and expert labels with the same panel,
+bypassing the LLM call cache (a cached answer cannot reveal a changed model). When it
+completes, every judge and dimension is compared with the baseline: change in kappa against
+the experts, shift of the mean rating (on a 0..1 scale), change in abstention rate (see
+:mod:`judge.services.canary_drift`). The comparison is stored with the run;
+:mod:`judge.runtime.run_gauges` exports it as gauges.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from judge.errors import JudgeError
+from judge.persistence import canaries as store
+from judge.persistence import runs
+from judge.persistence.canaries import ALL, Owners
+from judge.persistence.tables import CalibrationRun, Canary, utcnow
+from judge.services.calibrations import CalibrationService
+
+__all__ = ["ALL", "CanaryError", "CanaryService", "Owners"]
+
+
+class CanaryError(JudgeError):
+    pass
+
+
+@dataclass
+class CanaryService:
+    calibrations: CalibrationService
+
+    @property
+    def _db(self) -> Any:
+        return self.calibrations.jobs.database
+
+    async def register(
+        self,
+        *,
+        baseline_run_id: str,
+        interval_s: float,
+        name: str | None,
+        owner: str | None = None,
+    ) -> Canary:
+        baseline = await runs.get_run(self._db, CalibrationRun, baseline_run_id)
+        if baseline is None or baseline.status != "completed":
+            raise CanaryError(
+                f"calibration run {baseline_run_id!r} does not exist or has not completed"
+            )
+        canary = Canary(
+            id=uuid.uuid4().hex,
+            name=name or f"{baseline.rubric_id}-{baseline.panel_name}",
+            rubric_id=baseline.rubric_id,
+            panel_name=baseline.panel_name,
+            baseline_run_id=baseline.id,
+            interval_s=interval_s,
+            owner_key_id=owner,
+        )
+        await store.add(self._db, canary)
+        return canary
+
+    async def all(self, rubric_id: str | None = None, *, owners: Owners = ALL) -> list[Canary]:
+        return await store.listed(self._db, rubric_id, owners=owners)
+
+    async def due(self) -> list[Canary]:
+        now = utcnow()
+        return [
+            c
+            for c in await self.all()
+            if c.enabled
+            and (
+                c.last_run_at is None
+                or _aware(c.last_run_at) + timedelta(seconds=c.interval_s) <= now
+            )
+        ]
+
+    async def start(self, canary_id: str) -> tuple[CalibrationRun, list[str]]:
+        """Submit a canary run now (the caller dispatches the job ids)."""
+        canary = await store.get(self._db, canary_id)
+        if canary is None:
+            raise CanaryError(f"no canary with id {canary_id!r}")
+        await store.mark_started(self._db, canary_id)
+        return await self.calibrations.repeat(
+            canary.baseline_run_id, canary_id=canary.id, label=f"canary:{canary.name}"
+        )
+
+    async def history(
+        self, rubric_id: str, *, owners: Owners = ALL, offset: int = 0, limit: int = 50
+    ) -> dict[str, Any]:
+        """What GET /v1/reliability/{rubric_id} shows: calibrations and every canary's runs,
+        ``limit`` runs from ``offset`` (oldest first), of the given owners only."""
+        found = await store.calibration_runs(
+            self._db, rubric_id, owners=owners, offset=offset, limit=limit + 1
+        )
+        more, found = len(found) > limit, found[:limit]
+        canaries = await self.all(rubric_id, owners=owners)
+        return {
+            "rubric_id": rubric_id,
+            "offset": offset,
+            "limit": limit,
+            "next_offset": offset + limit if more else None,
+            "calibrations": [_run_summary(r) for r in found if r.canary_id is None],
+            "canaries": [
+                {
+                    "id": c.id,
+                    "name": c.name,
+                    "panel_name": c.panel_name,
+                    "baseline_run_id": c.baseline_run_id,
+                    "interval_s": c.interval_s,
+                    "enabled": c.enabled,
+                    "last_run_at": c.last_run_at.isoformat() if c.last_run_at else None,
+                    "runs": [_run_summary(r) for r in found if r.canary_id == c.id],
+                }
+                for c in canaries
+            ],
+        }
+
+
+def _aware(moment: Any) -> Any:
+    """SQLite returns naive datetimes; treat them as UTC."""
+    from datetime import UTC
+
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _run_summary(run: CalibrationRun) -> dict[str, Any]:
+    report = json.loads(run.report_json) if run.report_json else {}
+    summary: dict[str, Any] = {
+        "id": run.id,
+        "status": run.status,
+        "label": run.label,
+        "panel_name": run.panel_name,
+        "rubric_version": run.rubric_version,
+        "simulated": run.simulated,
+        "created_at": run.created_at.isoformat(),
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "dimensions": {
+            dim_id: {
+                "flag": (dim.get("flag") or {}).get("level"),
+                "metric": dim.get("metric"),
+                "kappa": {
+                    r["rater"]: r.get("agreement", r["kappa"]) for r in dim.get("raters", [])
+                },
+            }
+            for dim_id, dim in report.get("dimensions", {}).items()
+            if dim.get("raters")
+        },
+    }
+    if "drift" in report:
+        summary["drift"] = report["drift"]
+    return summary

@@ -1,0 +1,594 @@
+"""The service end to end as real processes: ``judge serve`` (Litestar), ``judge worker``
+(Celery on Redis), SQLite and PostgreSQL, and the LLM simulator; nothing is mocked.
+
+See ``conftest.py`` for how the processes are started and always stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.fixtures.sample_texts import POSTS, RESPONSES
+from tests.fixtures.stacks import (
+    DEFAULT_PANEL,
+    FLAKY_PANEL,
+    RedisServer,
+    ServiceStack,
+    query,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+NDJSON = {"Content-Type": "application/x-ndjson"}
+PROBLEM = "application/problem+json"
+
+
+#: JSON allows these unescaped inside strings; line splitters other than "\n" break on them.
+SEPARATORS = "\u2028\u2029\x85"
+
+
+def item(tag: str, n: int) -> dict[str, Any]:
+    """A distinct shorthand item (distinct prompts, so no call is served from the cache)."""
+    return {
+        "id": f"{tag}-{n}",
+        "seeker_post": f"{POSTS[n % len(POSTS)]}{SEPARATORS}({tag} case {n})",
+        "response": RESPONSES[n % len(RESPONSES)],
+        "metadata": {"tag": tag, "n": n},
+    }
+
+
+def jsonl(rows: list[Any]) -> bytes:
+    """JSON Lines as pipelines often write them: UTF-8, non-ASCII characters unescaped."""
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+
+
+def submit_batch(
+    stack: ServiceStack, body: bytes, *, rubric: str = "epitome", panel: str | None = None
+) -> dict[str, Any]:
+    params = {"rubric": rubric} | ({"panel": panel} if panel else {})
+    response = stack.client.post(
+        "/v1/batches", params=params, content=body, headers=NDJSON | stack.headers()
+    )
+    assert response.status_code == 202, response.text
+    assert response.headers["location"] == f"/v1/batches/{response.json()['id']}"
+    data: dict[str, Any] = response.json()
+    return data
+
+
+def batch_status(stack: ServiceStack, batch_id: str) -> dict[str, Any]:
+    response = stack.client.get(f"/v1/batches/{batch_id}", headers=stack.headers())
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()
+    return data
+
+
+def wait_batch(stack: ServiceStack, batch_id: str, timeout: float = 90) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        status = batch_status(stack, batch_id)
+        if status["status"] == "completed":
+            return status
+        assert time.monotonic() < deadline, f"batch not done in {timeout} s: {status}"
+        time.sleep(0.2)
+
+
+def wait_progress(stack: ServiceStack, batch_id: str, at_least: int) -> dict[str, Any]:
+    """Poll until at least ``at_least`` items are done; the batch must not be finished yet."""
+    deadline = time.monotonic() + 60
+    while True:
+        status = batch_status(stack, batch_id)
+        if status["completed"] >= at_least:
+            assert status["status"] != "completed", f"finished before the disruption: {status}"
+            return status
+        assert time.monotonic() < deadline, f"no progress: {status}"
+        time.sleep(0.02)
+
+
+def results(stack: ServiceStack, batch_id: str) -> list[dict[str, Any]]:
+    response = stack.client.get(f"/v1/batches/{batch_id}/results", headers=stack.headers())
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/x-ndjson")
+    return [json.loads(line) for line in response.text.splitlines() if line.strip()]
+
+
+def assert_each_item_once(
+    stack: ServiceStack, batch_id: str, n: int, *, missing: frozenset[int] = frozenset()
+) -> list[dict[str, Any]]:
+    """Every line scored exactly once: results lines unique and complete, and in the database
+    one finished job per line and exactly one judgment per judge per job."""
+    expected = [i for i in range(1, n + 1) if i not in missing]
+    rows = results(stack, batch_id)
+    lines = [r["line"] for r in rows]
+    assert Counter(lines).most_common(1)[0][1] == 1, "a line appears twice in the results"
+    assert lines == expected
+    assert {r["status"] for r in rows} == {"completed"}
+    assert {r["batch_id"] for r in rows} == {batch_id}
+    assert len({r["id"] for r in rows}) == len(rows)
+    assert re.fullmatch(r"[0-9a-f]{32}", batch_id)
+    jobs = query(
+        stack.database_url,
+        f"SELECT position, status FROM score_jobs WHERE batch_id = '{batch_id}'",
+    )
+    assert sorted(p for p, _ in jobs) == expected
+    assert {s for _, s in jobs} == {"completed"}
+    per_job = query(
+        stack.database_url,
+        "SELECT j.job_id, count(*), count(DISTINCT j.model) FROM judgments j "
+        f"JOIN score_jobs s ON s.id = j.job_id WHERE s.batch_id = '{batch_id}' "
+        "GROUP BY j.job_id",
+    )
+    assert len(per_job) == len(expected), "some jobs have no judgments"
+    assert {(count, models) for _, count, models in per_job} == {(3, 3)}, (
+        "a job has more (or fewer) judgments than the panel's three calls"
+    )
+    return rows
+
+
+def assert_problem(
+    response: httpx.Response, status: int, field: str | None = None
+) -> dict[str, Any]:
+    """An RFC 9457 problem details response naming ``field``."""
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"].startswith(PROBLEM), response.headers
+    body: dict[str, Any] = response.json()
+    assert body["status"] == status
+    assert body["type"] == "about:blank"
+    assert body["title"] == HTTPStatus(status).phrase
+    assert body["detail"]
+    if field is not None:
+        assert body.get("field") == field, body
+    return body
+
+
+def assert_result_shape(result: dict[str, Any], stack: ServiceStack, rubric: str) -> None:
+    """docs/DESIGN.md section 3: the result of one scored item."""
+    spec = stack.client.get(f"/v1/rubrics/{rubric}", headers=stack.headers()).json()
+    assert result["status"] == "completed"
+    assert re.fullmatch(r"[0-9a-f]{32}", result["id"])
+    assert result["rubric"] == {"id": rubric, "version": spec["version"], "hash": spec["hash"]}
+    assert [j["model"] for j in result["panel"]] == list(DEFAULT_PANEL)
+    for judge in result["panel"]:
+        assert judge["resolved_model"]
+        assert isinstance(judge["params"], dict)
+    assert set(result["dimensions"]) == {d["id"] for d in spec["dimensions"]}
+    for dim in result["dimensions"].values():
+        assert {"score", "scale", "judges", "agreement", "reliability"} <= set(dim)
+        assert [j["model"] for j in dim["judges"]] == list(DEFAULT_PANEL)
+        for judge in dim["judges"]:
+            assert {"model", "rating", "rationale", "status", "reason"} <= set(judge)
+            assert judge["status"] == "ok"
+            assert judge["rating"] is not None
+        agreement = dim["agreement"]
+        assert agreement["valid"] == 3
+        assert agreement["quorum"] >= 1
+        assert {"spread", "modal_share", "top1_agreement"} & set(agreement)
+        assert "level" in dim["reliability"]
+    usage = result["usage"]
+    assert set(usage) >= {"llm_calls", "prompt_tokens", "completion_tokens", "cost_usd"}
+    assert "cache_hits" in usage
+    assert usage["llm_calls"] == 3
+    assert usage["prompt_tokens"] > 0
+    assert isinstance(result["timings_ms"], dict)
+    assert result["timings_ms"]
+    assert result["metadata"] == {"tag": "e2e", "n": 0}
+
+
+# -- 1. one score end to end -----------------------------------------------------------------
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_score_end_to_end_through_api_and_worker(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    stack: ServiceStack = request.getfixturevalue(f"{backend}_stack")
+    ready = stack.client.get("/ready").json()
+    assert ready == {
+        "status": "ready",
+        "mode": "celery",
+        "checks": {"database": "ok", "redis": "ok"},
+    }
+    worker = next(p for p in stack.processes if p.name.startswith("worker") and p.alive)
+    ran_before = worker.log_text().count("succeeded in")
+    body = {"rubric": "epitome", "item": item("e2e", 0)}
+    response = stack.client.post("/v1/scores", params={"wait": 60}, json=body)
+    assert response.status_code == 200, response.text
+    result = response.json()
+    assert response.headers["location"] == f"/v1/scores/{result['id']}"
+    assert result["item_id"] == "e2e-0"
+    assert_result_shape(result, stack, "epitome")
+    again = stack.client.get(f"/v1/scores/{result['id']}")
+    assert again.status_code == 200
+    assert again.json() == result
+
+    # stored: every judgment with its raw reply, tokens and resolved model; the worker ran it
+    rows = query(
+        stack.database_url,
+        "SELECT model, resolved_model, raw_reply, prompt_tokens, outcome FROM judgments "
+        f"WHERE job_id = '{result['id']}' ORDER BY model",
+    )
+    assert sorted(r[0] for r in rows) == sorted(DEFAULT_PANEL)
+    assert all(r[1] and r[2] and r[3] > 0 for r in rows), rows
+    # Celery logs "succeeded" after the task returns, a moment after the API saw the result
+    deadline = time.monotonic() + 10
+    while worker.log_text().count("succeeded in") <= ran_before:
+        assert time.monotonic() < deadline, "the worker did not run it"
+        time.sleep(0.05)
+
+    # without ?wait= the answer is 202 with a location to poll
+    later = stack.client.post("/v1/scores", json={"rubric": "epitome", "item": item("e2e", 1)})
+    assert later.status_code in (200, 202), later.text
+    location = later.headers["location"]
+    deadline = time.monotonic() + 30
+    while (polled := stack.client.get(location).json())["status"] != "completed":
+        assert time.monotonic() < deadline, polled
+        time.sleep(0.1)
+
+
+def test_embedded_mode_scores_without_redis(embedded_stack: ServiceStack) -> None:
+    stack = embedded_stack
+    ready = stack.client.get("/ready").json()
+    assert ready["mode"] == "embedded"
+    assert ready["checks"] == {"database": "ok"}
+    assert "JUDGE_REDIS_URL" not in stack.env
+    body = {"rubric": "epitome", "item": item("e2e", 0)}
+    response = stack.client.post(
+        "/v1/scores", params={"wait": 60}, json=body, headers=stack.headers()
+    )
+    assert response.status_code == 200, response.text
+    assert_result_shape(response.json(), stack, "epitome")
+    schema = stack.client.get("/schema/openapi.json")
+    assert schema.status_code == 200
+    assert {"/v1/scores", "/v1/batches", "/v1/batches/{batch_id}/results"} <= set(
+        schema.json()["paths"]
+    )
+    assert stack.client.get("/schema/swagger").status_code == 200
+
+
+# -- 2. a batch of 300 -------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_batch_of_300_items_each_present_once(backend: str, request: pytest.FixtureRequest) -> None:
+    stack: ServiceStack = request.getfixturevalue(f"{backend}_stack")
+    n = 300
+    started = time.monotonic()
+    batch = submit_batch(stack, jsonl([item("b300", i) for i in range(n)]))
+    assert (batch["total"], batch["rejected"]) == (n, 0)
+    status = wait_batch(stack, batch["id"], timeout=120)
+    assert (status["completed"], status["failed"]) == (n, 0)
+    rows = assert_each_item_once(stack, batch["id"], n)
+    assert [r["item_id"] for r in rows] == [f"b300-{i}" for i in range(n)]
+    assert [r["metadata"]["n"] for r in rows] == list(range(n))
+    print(f"{backend}: 300 items x 3 judges in {time.monotonic() - started:.1f} s")
+
+
+# -- 3. a worker killed mid-batch ----------------------------------------------------------------
+def test_worker_killed_mid_batch_every_item_completed_once(sqlite_stack: ServiceStack) -> None:
+    stack = sqlite_stack
+    n = 150
+    worker = next(p for p in stack.processes if p.name.startswith("worker") and p.alive)
+    # a warm worker (its runtime built), so the batch is mid-flight when it dies
+    warm = stack.client.post(
+        "/v1/scores", params={"wait": 60}, json={"rubric": "epitome", "item": item("warm", 0)}
+    )
+    assert warm.status_code == 200, warm.text
+    batch = submit_batch(stack, jsonl([item("kill", i) for i in range(n)]))
+    before = wait_progress(stack, batch["id"], at_least=20)
+    worker.kill()
+    killed = time.monotonic()
+    assert not worker.alive
+    stack.start_worker()
+    status = wait_batch(stack, batch["id"], timeout=120)
+    print(f"killed at {before['completed']}/{n}; done {time.monotonic() - killed:.1f} s later")
+    assert (status["completed"], status["failed"]) == (n, 0), (before, status)
+    assert_each_item_once(stack, batch["id"], n)
+    attempts = query(
+        stack.database_url,
+        f"SELECT max(attempts) FROM score_jobs WHERE batch_id = '{batch['id']}'",
+    )
+    assert attempts[0][0] >= 2, "no job was running when the worker died"
+
+
+# -- 4. Redis restarted mid-batch ----------------------------------------------------------------
+def test_redis_restart_mid_batch_still_completes(
+    sqlite_stack: ServiceStack, private_redis: RedisServer
+) -> None:
+    stack = sqlite_stack
+    assert stack.env["JUDGE_REDIS_URL"] == private_redis.url(0)
+    n = 150
+    batch = submit_batch(stack, jsonl([item("redis", i) for i in range(n)]))
+    before = wait_progress(stack, batch["id"], at_least=20)
+    private_redis.restart()  # SHUTDOWN NOSAVE: the queue and in-flight messages are gone
+    restarted = time.monotonic()
+    status = wait_batch(stack, batch["id"], timeout=120)
+    print(
+        f"restarted at {before['completed']}/{n}; done {time.monotonic() - restarted:.1f} s later"
+    )
+    assert (status["completed"], status["failed"]) == (n, 0)
+    assert_each_item_once(stack, batch["id"], n)
+    assert stack.client.get("/ready").json()["checks"] == {"database": "ok", "redis": "ok"}
+    after = stack.client.post(
+        "/v1/scores", params={"wait": 60}, json={"rubric": "epitome", "item": item("after", 0)}
+    )
+    assert after.status_code == 200, after.text
+    assert after.json()["status"] == "completed"
+
+
+# -- 5. a flaky judge -----------------------------------------------------------------------------
+def test_flaky_judge_429s_do_not_fail_items(sqlite_stack: ServiceStack) -> None:
+    n = 20
+    batch = submit_batch(sqlite_stack, jsonl([item("flaky", i) for i in range(n)]), panel="flaky")
+    status = wait_batch(sqlite_stack, batch["id"])
+    assert (status["completed"], status["failed"]) == (n, 0)
+    rows = results(sqlite_stack, batch["id"])
+    assert len(rows) == n
+    for row in rows:
+        assert [j["model"] for j in row["panel"]] == list(FLAKY_PANEL)
+        for dim in row["dimensions"].values():
+            flaky = next(j for j in dim["judges"] if j["model"] == FLAKY_PANEL[0])
+            assert (flaky["status"], flaky["rating"] is None) == ("ok", False), flaky
+    attempts = query(
+        sqlite_stack.database_url,
+        "SELECT j.attempts FROM judgments j JOIN score_jobs s ON s.id = j.job_id "
+        f"WHERE s.batch_id = '{batch['id']}' AND j.model = '{FLAKY_PANEL[0]}'",
+    )
+    assert len(attempts) == n
+    assert {a for (a,) in attempts} == {3}, "each call: two 429s, then a rating"
+
+
+# -- 6. bad inputs ---------------------------------------------------------------------------------
+def test_bad_inputs_get_problem_details_and_the_rest_is_scored(
+    service_stack: ServiceStack,
+) -> None:
+    stack = service_stack
+    client = stack.client
+    good = {"rubric": "epitome", "item": item("bad", 0)}
+    responses: list[httpx.Response] = []
+
+    def post(path: str, **kwargs: Any) -> httpx.Response:
+        response = client.post(path, **kwargs)
+        responses.append(response)
+        return response
+
+    # wrong types name the field
+    assert_problem(post("/v1/scores", json={"rubric": "epitome", "item": 5}), 422, "item")
+    turns = {
+        "participants": [{"id": "a", "role": "seeker"}, {"id": "b", "role": "supporter"}],
+        "turns": [{"speaker": "a", "text": 3}, {"speaker": "b", "text": "hello"}],
+    }
+    assert_problem(
+        post("/v1/scores", json={"rubric": "epitome", "item": turns}), 422, "item.turns[0].text"
+    )
+    # malformed JSON, and JSON that is not an object
+    for raw in (b'{"rubric": "epitome", "item": {', b"[1, 2]", b"", b"\xff\xfe"):
+        response = post("/v1/scores", content=raw, headers={"Content-Type": "application/json"})
+        assert_problem(response, 422, "body")
+    assert_problem(
+        post(
+            "/v1/batches",
+            content=b'{"rubric": "epitome", "items": [',
+            headers={"Content-Type": "application/json"},
+        ),
+        422,
+        "body",
+    )
+    assert_problem(post("/v1/batches", json={"rubric": "epitome", "items": 5}), 422, "items")
+    # a huge body
+    huge = {"rubric": "epitome", "item": {"seeker_post": "x" * 1_200_000, "response": "ok"}}
+    assert_problem(post("/v1/scores", json=huge), 413)
+    assert_problem(
+        post("/v1/batches", params={"rubric": "epitome"}, content=jsonl([huge]), headers=NDJSON),
+        413,
+    )
+    # unknown rubric
+    assert_problem(post("/v1/scores", json=good | {"rubric": "no-such-rubric"}), 404, "rubric")
+    assert_problem(
+        post(
+            "/v1/batches",
+            params={"rubric": "no-such"},
+            content=jsonl([good["item"]]),
+            headers=NDJSON,
+        ),
+        404,
+        "rubric",
+    )
+    assert_problem(client.get("/v1/rubrics/no-such-rubric"), 404)
+    assert_problem(client.get("/v1/scores/0123456789abcdef0123456789abcdef"), 404, "id")
+    assert_problem(client.get("/v1/batches/0123456789abcdef0123456789abcdef"), 404, "id")
+    # an item that does not fit the rubric's unit: a dyadic item for a family rubric
+    assert_problem(
+        post("/v1/scores", json=good | {"rubric": "rescue-family"}), 422, "item.participants"
+    )
+    assert_problem(post("/v1/scores", json=good | {"panel": "no-such-panel"}), 422, "panel")
+    assert_problem(post("/v1/scores", params={"wait": "soon"}, json=good), 422, "query.wait")
+
+    # a batch with bad lines: accepted; the bad lines are rejected by line, the rest scored
+    lines = [json.dumps(item("badbatch", i), ensure_ascii=False) for i in range(10)]
+    lines[3] = lines[3][:25]  # truncated JSON
+    lines[5] = json.dumps({"seeker_post": 5, "response": "wrong type"})
+    lines[7] = json.dumps({"participants": [{"id": "a", "role": "seeker"}], "turns": []})
+    response = post(
+        "/v1/batches",
+        params={"rubric": "epitome"},
+        content="\n".join(lines).encode(),
+        headers=NDJSON,
+    )
+    assert response.status_code == 202, response.text
+    batch = response.json()
+    assert (batch["total"], batch["rejected"]) == (7, 3)
+    rejections = {r["line"]: r for r in batch["rejections"]}
+    assert set(rejections) == {4, 6, 8}
+    assert rejections[4]["field"] == "line"
+    assert "JSON" in rejections[4]["message"]
+    assert rejections[6]["field"] == "item.seeker_post"
+    assert rejections[8]["field"].startswith("item.participants")
+    status = wait_batch(stack, batch["id"])
+    assert (status["completed"], status["failed"], status["rejected"]) == (7, 0, 3)
+    assert_each_item_once(stack, batch["id"], 10, missing=frozenset({4, 6, 8}))
+
+    assert all(r.status_code < 500 for r in responses)
+    assert "unhandled error" not in (stack.api.log_text() if stack.api else "")
+
+
+# -- 7. API keys -----------------------------------------------------------------------------------
+def test_a_loopback_server_without_required_keys_still_checks_the_keys_it_is_sent(
+    embedded_stack: ServiceStack,
+) -> None:
+    """Loopback and ``api.require_keys`` unset: keyless requests are served (one local user);
+    a key that is sent must be valid and have the scope. Fail-closed servers (keys required)
+    are tested in test_tenancy.py."""
+    stack = embedded_stack
+    client = stack.client
+    body = {"rubric": "epitome", "item": item("auth", 0)}
+    full = stack.create_key("pipeline")
+    scorer = stack.create_key("scorer-only", "score")
+    assert full.startswith("ej_")
+    assert scorer != full
+    listed = stack.judge("keys", "list", "--format", "json")
+    assert listed.returncode == 0
+    assert full not in listed.stdout
+    assert {k["name"] for k in json.loads(listed.stdout)} >= {"pipeline", "scorer-only"}
+
+    assert client.get("/v1/rubrics").status_code == 200  # keys exist: still not required here
+    wrong = {"Authorization": "Bearer ej_not-a-key"}
+    anonymous = assert_problem(client.post("/v1/scores", json=body, headers=wrong), 401)
+    assert "unknown or revoked" in anonymous["detail"]
+    refused = client.get("/v1/rubrics", headers={"Authorization": "Basic abc"})
+    assert_problem(refused, 401)
+    assert refused.headers["www-authenticate"] == "Bearer"
+
+    as_scorer = {"Authorization": f"Bearer {scorer}"}
+    assert client.get("/v1/rubrics", headers=as_scorer).status_code == 200
+    problem = assert_problem(
+        client.post(
+            "/v1/batches",
+            params={"rubric": "epitome"},
+            content=jsonl([body["item"]]),
+            headers=NDJSON | as_scorer,
+        ),
+        403,
+    )
+    assert "batch" in problem["detail"]
+
+    as_pipeline = {"Authorization": f"Bearer {full}"}
+    scored = client.post("/v1/scores", params={"wait": 60}, json=body, headers=as_pipeline)
+    assert scored.status_code == 200, scored.text
+    assert scored.json()["status"] == "completed"
+    batch = client.post(
+        "/v1/batches",
+        params={"rubric": "epitome"},
+        content=jsonl([item("auth", 1)]),
+        headers=NDJSON | as_pipeline,
+    )
+    assert batch.status_code == 202, batch.text
+    assert client.get("/health").status_code == 200  # liveness needs no key
+
+    revoked = stack.judge("keys", "revoke", scorer[:10])
+    assert revoked.returncode == 0, revoked.stderr
+    deadline = time.monotonic() + 15  # key lookups are cached for api.key_cache_s (5 s)
+    while client.get("/v1/rubrics", headers=as_scorer).status_code != 401:
+        assert time.monotonic() < deadline, "a revoked key is still accepted"
+        time.sleep(0.25)
+
+
+def test_serve_refuses_to_start_unsafely(tmp_path: Path) -> None:
+    """No keys and a public address, or an unmigrated database: a clear message, no server."""
+    env = {
+        "JUDGE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'fresh.db'}",
+        "JUDGE_REDIS_URL": "redis://127.0.0.1:1/0",  # never reached: both exit before
+    }
+    stack = ServiceStack(tmp_path, env)
+    try:
+        for command in (["serve", "--port", "0"], ["worker"]):
+            done = stack.judge(*command, timeout=60)
+            assert done.returncode != 0, done.stdout
+            assert "run `judge db upgrade` first" in done.stderr, done.stderr
+        done = stack.judge("serve", "--host", "0.0.0.0", "--port", "0", "--migrate", timeout=60)
+    finally:
+        stack.stop()
+    assert done.returncode != 0
+    assert "refusing to bind 0.0.0.0" in done.stderr
+    assert "judge keys create" in done.stderr
+
+
+# -- 8. the batch CLI -----------------------------------------------------------------------------
+def test_batch_cli_submit_wait_status_results(sqlite_stack: ServiceStack, tmp_path: Path) -> None:
+    stack = sqlite_stack
+    n = 25
+    rows = [item("cli", i) for i in range(n)]
+    rows[2]["metadata"]["note"] = f"a{SEPARATORS}b"
+    source = tmp_path / "items.jsonl"
+    source.write_bytes(jsonl(rows))
+    out = tmp_path / "out.jsonl"
+    url = ["--url", stack.base_url]
+    done = stack.judge(
+        "batch", "submit", str(source), "--rubric", "epitome", *url, "--wait", "-o", str(out),
+        "--interval", "0.2",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    match = re.search(r"batch ([0-9a-f]{32}): 25 items queued, 0 rejected", done.stderr)
+    assert match, done.stderr
+    batch_id = match.group(1)
+    assert f"wrote {n} results to {out}" in done.stderr
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["line"] for r in written] == list(range(1, n + 1))
+    assert {r["status"] for r in written} == {"completed"}
+    assert written[2]["metadata"]["note"] == f"a{SEPARATORS}b"
+
+    status = stack.judge("batch", "status", batch_id, *url, "--format", "json")
+    assert status.returncode == 0, status.stderr
+    data = json.loads(status.stdout)
+    assert (data["status"], data["completed"], data["total"]) == ("completed", n, n)
+    text = stack.judge("batch", "status", batch_id, *url)
+    assert f"{n}/{n} completed" in text.stdout
+
+    again = tmp_path / "again.jsonl"
+    fetched = stack.judge("batch", "results", batch_id, *url, "-o", str(again))
+    assert fetched.returncode == 0, fetched.stderr
+    assert again.read_text() == out.read_text()
+    to_stdout = stack.judge("batch", "results", batch_id, *url)
+    assert to_stdout.stdout == out.read_text()
+
+    missing = stack.judge("batch", "status", "0" * 32, *url)
+    assert missing.returncode != 0
+    assert "HTTP 404" in missing.stderr
+
+
+# -- calibration planning and the aggregation comparison: bad input --------------------------
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_plan_and_aggregation_requests_with_bad_input_name_the_field(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    stack: ServiceStack = request.getfixturevalue(f"{backend}_stack")
+    post = stack.client.post
+    cases = [
+        ({"rubric": "epitome", "dimensions": ["empathy"]}, 422, "dimensions[0]"),
+        ({"rubric": "epitome", "budget": 5}, 422, "pool"),
+        ({"rubric": "epitome", "pool": [{"id": "x", "dimensions": {}}]}, 422, "budget"),
+        ({"rubric": "epitome", "pool": ["not a result"], "budget": 1}, 422, "pool[0]"),
+        ({"rubric": "epitome", "pool_batch": "no-such-batch", "budget": 1}, 422, "pool_batch"),
+        ({"rubric": "epitome", "target_ci_lower": 1.5}, 422, "target_ci_lower"),
+        ({"rubric": "epitome", "budget": 0, "pool": []}, 422, "budget"),
+        ({"rubric": "epitome", "panel": "nope"}, 422, "panel"),
+        ({"rubric": "no-such-rubric"}, 404, "rubric"),
+        ({"rubric": "epitome", "surprise": 1}, 422, "surprise"),
+    ]
+    for body, status, field in cases:
+        response = post("/v1/calibrations/plan", json=body, headers=stack.headers())
+        assert response.status_code == status, (body, response.text)
+        assert response.headers["content-type"].startswith("application/problem+json")
+        assert response.json()["field"] == field, (body, response.json())
+    # a good plan on a fresh database: every dimension uncalibrated, min_items to label
+    plan = post("/v1/calibrations/plan", json={"rubric": "epitome"}, headers=stack.headers())
+    assert plan.status_code == 200, plan.text
+    assert {d["status"] for d in plan.json()["dimensions"].values()} == {"uncalibrated"}
+    missing = stack.client.get("/v1/calibrations/no-such-run/aggregation")
+    assert (missing.status_code, missing.json()["field"]) == (404, "id")
+    folds = stack.client.get("/v1/calibrations/no-such-run/aggregation", params={"folds": 1})
+    assert folds.status_code == 422
+    assert folds.json()["field"] == "query.folds"

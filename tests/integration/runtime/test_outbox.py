@@ -1,0 +1,69 @@
+"""A batch is sent to the broker in chunks, each chunk's outbox rows cleared once it is sent:
+a send that fails part-way leaves exactly the unsent jobs to the drainer, which sends them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+from judge.runtime.composition import build_runtime
+from judge.runtime.outbox import OutboxDispatcher, OutboxDrainer
+from judge.sample_conversations import load_sample
+from judge.services import schema
+from judge.settings import load_settings
+from tests.fixtures.stacks import query
+
+OUTBOX = "SELECT count(*) FROM job_outbox"
+
+
+class FlakyBroker:
+    """A dispatcher (our own protocol) that records each send and refuses the ``fail_at``-th."""
+
+    def __init__(self, fail_at: int | None) -> None:
+        self.fail_at = fail_at
+        self.sends: list[list[str]] = []
+
+    async def dispatch(self, job_ids: Sequence[str]) -> None:
+        if len(self.sends) + 1 == self.fail_at:
+            self.fail_at = None
+            raise ConnectionError("the broker went away")
+        self.sends.append(list(job_ids))
+
+
+def test_a_failed_chunk_and_the_rest_are_left_to_the_drainer(tmp_path: Path) -> None:
+    settings = load_settings(
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'outbox.db'}",
+        simulator={"url": "http://127.0.0.1:9/v1"},  # nothing is scored here
+    )
+    item = load_sample("reddit_style_post.json")
+
+    async def run() -> tuple[list[int], list[str], int, list[int], int]:
+        await schema.upgrade(settings.database_url)
+        runtime = build_runtime(settings, runs_jobs=False)
+        try:
+            lines = [(n, dict(item, id=f"i{n}")) for n in range(1, 1_201)]
+            _, job_ids = await runtime.jobs.submit_batch(
+                rubric_id="epitome", panel_name=None, lines=lines
+            )
+            broker = FlakyBroker(fail_at=2)
+            await OutboxDispatcher(broker, runtime.jobs, chunk=500).dispatch(job_ids)
+            first_round = [len(s) for s in broker.sends]
+            sent_first = [j for s in broker.sends for j in s]
+            left = (await asyncio.to_thread(query, settings.database_url, OUTBOX))[0][0]
+            broker.sends.clear()
+            drained = await OutboxDrainer(
+                runtime.jobs, OutboxDispatcher(broker, runtime.jobs)
+            ).drain(grace_s=0)
+            second_round = [len(s) for s in broker.sends]
+            return first_round, sent_first, left, second_round, drained
+        finally:
+            await runtime.close()
+
+    first_round, sent_first, left, second_round, drained = asyncio.run(run())
+    assert first_round == [500]  # the second chunk failed: no more sends in this request
+    assert len(set(sent_first)) == 500
+    assert left == 700  # the failed chunk and the one never tried
+    assert drained == 700
+    assert sum(second_round) == 700
+    assert query(settings.database_url, OUTBOX) == [(0,)]

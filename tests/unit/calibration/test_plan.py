@@ -1,0 +1,162 @@
+"""Calibration planning: the CI projection, the stratified proposal, and the projection
+checked against real ratings (Kumar et al. release)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from pathlib import Path
+
+import pytest
+
+from evidence.projection_check import check, kumar_ratings, summary
+from judge.calibration import calibration_plan, plan_dimension, predicted_level
+from judge.domain.flags import Calibration
+from judge.domain.rubric import ReliabilityPolicy
+from judge.errors import ItemInvalid
+from judge.reliability import (
+    equal_allocation,
+    level_mix,
+    projected_lower,
+    stratified_proposal,
+    units_needed,
+)
+from judge.rubrics import RubricRegistry
+
+EPITOME = RubricRegistry.from_directory().get("epitome")
+POLICY = ReliabilityPolicy()
+
+
+def test_units_needed_inverts_the_projection() -> None:
+    # kappa 0.75, lower bound 0.55 on 50 items: (0.20 / 0.17)^2 * 50 = 69.2 -> 70
+    assert units_needed(0.75, 0.55, 50, 0.58) == 70
+    assert projected_lower(0.75, 0.55, 50, 70) >= 0.58
+    assert projected_lower(0.75, 0.55, 50, 69) < 0.58
+    assert units_needed(0.75, 0.60, 50, 0.58) == 50  # already cleared
+    assert units_needed(0.55, 0.30, 50, 0.58) is None  # the estimate itself is below the line
+    assert units_needed(0.58, 0.30, 50, 0.58) is None
+    with pytest.raises(ValueError, match="positive"):
+        units_needed(0.7, 0.5, 0, 0.58)
+
+
+def cal(
+    kappa: float | None, low: float | None, n: int = 50, units: int | None = None
+) -> Calibration:
+    ci = (low, 0.9) if low is not None else None
+    return Calibration("r1", judge_kappa=kappa, n=n, ci95=ci, coverage=1.0, units=units)
+
+
+def test_plan_of_a_dimension() -> None:
+    dim = EPITOME.dimension("explorations")
+    reachable = plan_dimension(dim, cal(0.75, 0.55), POLICY, 0.58)
+    assert reachable["status"] == "reachable"
+    assert (reachable["items_total"], reachable["additional_items"]) == (70, 20)
+    assert reachable["projected_lower_at_total"] >= 0.58
+    # the evidence gate needs the lower bound at the floor (already) and min_items (50)
+    assert reachable["evidence_gate"]["status"] == "cleared"
+    assert reachable["evidence_gate"]["additional_items"] == 0
+    # grouped items: the projection is in groups, converted at the measured items per group
+    grouped = plan_dimension(dim, cal(0.75, 0.55, n=100, units=50), POLICY, 0.58)
+    assert (grouped["units_total"], grouped["items_total"]) == (70, 140)
+    assert plan_dimension(dim, cal(0.5, 0.3), POLICY, 0.58)["status"] == "unreachable_at_estimate"
+    small = plan_dimension(dim, cal(0.8, 0.6, n=20), POLICY, 0.58)
+    assert small["status"] == "cleared"
+    assert small["evidence_gate"]["additional_items"] == 30  # min_items
+    assert plan_dimension(dim, None, POLICY, 0.58)["additional_items"] == 50
+    assert plan_dimension(dim, cal(0.8, None, n=4), POLICY, 0.58)["status"] == "no_interval"
+
+
+def test_equal_allocation_water_fills() -> None:
+    assert equal_allocation({"a": 100, "b": 3, "c": 40}, 30) == {"b": 3, "a": 13.5, "c": 13.5}
+    assert equal_allocation({"a": 2, "b": 3}, 10) == {"a": 2, "b": 3}
+
+
+def test_proposal_covers_rare_levels() -> None:
+    levels = [0] * 900 + [1] * 80 + [2] * 20
+    chosen = stratified_proposal({"d": levels}, 60, seed=4)
+    assert len(set(chosen)) == 60
+    mix = level_mix([levels[i] for i in chosen])
+    assert {k: v["count"] for k, v in mix.items()} == {"0": 20, "1": 20, "2": 20}
+    assert level_mix(levels)["2"]["share"] == 0.02
+    # within a stratum the choice is random, not the file order
+    assert chosen != sorted(chosen)
+    assert stratified_proposal({"d": levels}, 60, seed=4) == chosen
+    # a budget larger than the pool takes it all
+    assert sorted(stratified_proposal({"d": [0, 1, None]}, 10)) == [0, 1, 2]
+
+
+def test_proposal_over_two_dimensions_fills_both() -> None:
+    a = [0] * 95 + [1] * 5
+    b = [0] * 50 + [1] * 40 + [2] * 10
+    chosen = stratified_proposal({"a": a, "b": b}, 30, seed=0)
+    assert sum(a[i] for i in chosen) == 5  # every rare item of a
+    counts = level_mix([b[i] for i in chosen])
+    assert min(v["count"] for v in counts.values()) >= 8
+
+
+def result(item_id: str, scores: dict[str, object], rubric: str = "epitome") -> dict[str, object]:
+    return {
+        "id": "job-" + item_id,
+        "item_id": item_id,
+        "rubric": {"id": rubric},
+        "panel_name": "p",
+        "dimensions": {d: {"score": s} for d, s in scores.items()},
+    }
+
+
+def test_calibration_plan_with_a_pool() -> None:
+    pool = [
+        result(str(i), {"emotional_reactions": 0, "interpretations": 1.5, "explorations": 0})
+        for i in range(40)
+    ] + [
+        result(f"r{i}", {"emotional_reactions": 2, "interpretations": 0, "explorations": 2})
+        for i in range(4)
+    ]
+    cals = {"explorations": cal(0.9, 0.7), "emotional_reactions": cal(0.7, 0.5)}
+    plan = calibration_plan(EPITOME, "p", cals, POLICY, pool=pool, budget=10, seed=1)
+    assert plan["dimensions"]["explorations"]["status"] == "cleared"
+    proposal = plan["proposal"]
+    # stratified on the dimensions still short of the target
+    assert proposal["stratified_on"] == ["emotional_reactions", "interpretations"]
+    assert {item["id"] for item in proposal["items"]} >= {"r0", "r1", "r2", "r3"}
+    mix = proposal["mix"]["emotional_reactions"]
+    assert mix["pool"]["2"] == {"count": 4, "share": round(4 / 44, 4)}
+    assert mix["proposal"]["2"]["count"] == 4
+    assert predicted_level(EPITOME.dimension("interpretations"), 1.5) == 2
+    with pytest.raises(ItemInvalid) as bad:
+        calibration_plan(
+            EPITOME, "p", cals, POLICY, pool=[result("x", {}, "lend-an-ear")], budget=1
+        )
+    assert bad.value.field == "pool[0].rubric.id"
+    with pytest.raises(ItemInvalid) as bad:
+        calibration_plan(EPITOME, "p", cals, POLICY, pool=[{"id": "x"}], budget=1)
+    assert bad.value.field == "pool[0].dimensions"
+    with pytest.raises(ItemInvalid) as bad:
+        calibration_plan(EPITOME, "p", cals, POLICY, pool=pool)
+    assert bad.value.field == "budget"
+    with pytest.raises(ItemInvalid) as bad:
+        calibration_plan(EPITOME, "p", cals, POLICY, dimensions=["empathy"])
+    assert bad.value.field == "dimensions[0]"
+
+
+@pytest.mark.data
+def test_projected_ci_half_width_matches_the_measured_one_on_real_ratings(
+    shared_data: Path,
+) -> None:
+    """Kumar et al.'s real LLM and expert ratings, 21 dimensions x 12 seeds: calibrate on 20
+    items, project the CI half-width to 40, measure it on 40. The projection must be right on
+    the whole (median ratio within 10%) and per dimension within a factor of 1.5."""
+    rows = []
+    for ratings in kumar_ratings(shared_data):
+        got = check(ratings, 20, 12)
+        assert len(got) >= 10, ratings.dimension
+        s = summary(got)
+        assert 1 / 1.5 < s["projected"] / s["measured"] < 1.5, (ratings.dimension, s)
+        rows.extend(got)
+        print(f"  {ratings.rubric:21s} {ratings.dimension:28s} projected {s['projected']:.3f} "
+              f"measured {s['measured']:.3f}")  # fmt: skip
+    ratios = [r.projected_2n / r.measured_2n for r in rows]
+    lower = [r.projected_lower_2n / r.measured_lower_2n for r in rows if r.measured_lower_2n > 0]
+    assert 0.9 < statistics.median(ratios) < 1.1
+    assert 0.9 < statistics.median(lower) < 1.1
+    assert all(math.isfinite(r) for r in ratios)
