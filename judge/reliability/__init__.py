@@ -7,8 +7,26 @@ its edge cases (NaN where a statistic is undefined).
 
 from __future__ import annotations
 
+from judge.reliability._abstention import (
+    ABSTAINED,
+    abstain_as_miss_interval,
+    worst_case_answers,
+)
 from judge.reliability._agreement_ac1 import gwet_ac1
+from judge.reliability._agreement_ac2 import (
+    PARADOX_SHARE,
+    GateAgreement,
+    Prevalence,
+    agreement_for_gate,
+    dominant_level,
+    gwet_ac2,
+)
 from judge.reliability._alpha import krippendorff_alpha
+from judge.reliability._assurance import (
+    DEFAULT_ASSURANCE,
+    AssurancePlan,
+    units_for_assurance,
+)
 from judge.reliability._bootstrap import bootstrap_ci
 from judge.reliability._cascade import (
     CascadeCost,
@@ -24,6 +42,13 @@ from judge.reliability._classification import (
     binary_prf,
     mrr,
     recall_at_1,
+)
+from judge.reliability._cluster_kappa import (
+    KAPPA_WORST,
+    ClusterKappa,
+    MeanStatistic,
+    UnitStatistic,
+    cluster_kappa,
 )
 from judge.reliability._confidence import (
     ConfidenceCalibration,
@@ -50,6 +75,14 @@ from judge.reliability._conformal import (
     vote_share_scores,
 )
 from judge.reliability._crossval import fold_assignments
+from judge.reliability._expert_baseline import (
+    NEAR_IDENTICAL_AGREEMENT,
+    NEAR_IDENTICAL_MIN_ITEMS,
+    DistinctCheck,
+    ExpertBaseline,
+    distinct_annotators,
+    expert_baseline,
+)
 from judge.reliability._kappa import (
     KappaResult,
     cohens_kappa,
@@ -60,6 +93,28 @@ from judge.reliability._kappa import (
     weighted_kappa,
 )
 from judge.reliability._kappa_bootstrap import bootstrap_kappa_ci
+from judge.reliability._kappa_interval import (
+    DEFAULT_METHOD,
+    DEFAULT_RESAMPLES,
+    METHODS,
+    MIN_UNITS,
+    KappaInterval,
+    engine_interval,
+    kappa_engine,
+    kappa_interval,
+    shared_unit_kappas,
+)
+from judge.reliability._levels import (
+    MIN_UNITS_PER_LEVEL,
+    LevelCheck,
+    check_levels,
+    units_per_level,
+)
+from judge.reliability._mc_error import (
+    MonteCarloInterval,
+    quantile_mc_interval,
+    within_mc_error,
+)
 from judge.reliability._median_rater import median_rater
 from judge.reliability._missing import is_missing
 from judge.reliability._paired import (
@@ -82,6 +137,11 @@ from judge.reliability._planning import (
     units_needed,
 )
 from judge.reliability._resample import bootstrap_ratio_ci
+from judge.reliability._rescue_chance import (
+    ChanceCorrectedRecall,
+    candidate_keys,
+    marginal_chance_recall_at_1,
+)
 from judge.reliability._scale_kappa import scale_grid, scale_kappa, scale_kappa_result
 from judge.reliability._selective import (
     SelectiveThreshold,
@@ -92,22 +152,64 @@ from judge.reliability._selective import (
     selective_min_units,
     selective_threshold,
 )
+from judge.reliability._trust import (
+    TRUST_CONFIDENCE,
+    TrustDecision,
+    like_for_like_trust,
+)
+from judge.reliability._weighted_refit import (
+    ALPHA,
+    WeightedComparison,
+    aggregation_design,
+    compare_weighted,
+    holm,
+)
 
 __all__ = [
+    "ABSTAINED",
+    "ALPHA",
+    "DEFAULT_ASSURANCE",
+    "DEFAULT_METHOD",
+    "DEFAULT_RESAMPLES",
+    "KAPPA_WORST",
+    "METHODS",
+    "MIN_UNITS",
+    "MIN_UNITS_PER_LEVEL",
+    "NEAR_IDENTICAL_AGREEMENT",
+    "NEAR_IDENTICAL_MIN_ITEMS",
+    "PARADOX_SHARE",
     "PRF",
+    "TRUST_CONFIDENCE",
+    "AssurancePlan",
     "CascadeCost",
     "CascadeStep",
     "CascadeThreshold",
+    "ChanceCorrectedRecall",
+    "ClusterKappa",
     "ConfidenceCalibration",
     "ConformalQuantile",
+    "DistinctCheck",
+    "ExpertBaseline",
+    "GateAgreement",
+    "KappaInterval",
     "KappaResult",
+    "LevelCheck",
+    "MeanStatistic",
+    "MonteCarloInterval",
     "PairedComparison",
     "PanelFeatures",
+    "Prevalence",
     "ProjectionCheck",
     "ResampledStatistic",
     "SelectiveThreshold",
     "ThresholdStep",
+    "TrustDecision",
+    "UnitStatistic",
+    "WeightedComparison",
+    "abstain_as_miss_interval",
     "accuracy",
+    "aggregation_design",
+    "agreement_for_gate",
     "agreement_within",
     "binary_prf",
     "binomial_p_value",
@@ -115,23 +217,35 @@ __all__ = [
     "bootstrap_kappa_ci",
     "bootstrap_ratio_ci",
     "borda_share_scores",
+    "candidate_keys",
     "cascade_cost",
     "cascade_threshold",
+    "check_levels",
+    "cluster_kappa",
     "cohens_kappa",
+    "compare_weighted",
     "conformal_min_units",
     "conformal_quantile",
     "conformal_rank",
     "contingency_table",
     "coverage_share_probability",
+    "distinct_annotators",
+    "dominant_level",
+    "engine_interval",
     "equal_allocation",
+    "expert_baseline",
     "fit_confidence_calibration",
     "fleiss_kappa",
     "fold_assignments",
     "gwet_ac1",
+    "gwet_ac2",
+    "holm",
     "interval_covers",
     "interval_widths",
     "is_missing",
+    "kappa_engine",
     "kappa_from_table",
+    "kappa_interval",
     "kappa_result",
     "kappa_statistic",
     "kept_by",
@@ -140,6 +254,8 @@ __all__ = [
     "label_features",
     "label_scores_of",
     "level_mix",
+    "like_for_like_trust",
+    "marginal_chance_recall_at_1",
     "median_rater",
     "mondrian_quantiles",
     "mondrian_thresholds",
@@ -153,6 +269,7 @@ __all__ = [
     "projected_half_width",
     "projected_lower",
     "projection_check",
+    "quantile_mc_interval",
     "ratio_statistic",
     "recall_at_1",
     "route",
@@ -161,8 +278,13 @@ __all__ = [
     "scale_kappa_result",
     "selective_min_units",
     "selective_threshold",
+    "shared_unit_kappas",
     "stratified_proposal",
+    "units_for_assurance",
     "units_needed",
+    "units_per_level",
     "vote_share_scores",
     "weighted_kappa",
+    "within_mc_error",
+    "worst_case_answers",
 ]

@@ -47,17 +47,26 @@ def resample_weights(
     Every resample draws as many groups as there are, uniformly with replacement, and an
     item's weight is how often its group was drawn. Deterministic for a given ``seed``.
     """
+    for counts in group_draws(n_groups(codes), n_resamples, seed):
+        yield counts[:, codes]
+
+
+def group_draws(units: int, n_resamples: int, seed: int) -> Iterator[NDArray[np.float64]]:
+    """Blocks of a (resamples x units) matrix: how often each unit (group) is drawn.
+
+    The draws behind :func:`resample_weights` (same seed, same draws), for statistics kept as
+    per-group sums (a group's contingency table), which need no per-item expansion.
+    """
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
-    g = n_groups(codes)
     rng = np.random.default_rng(seed)
     done = 0
     while done < n_resamples:
         rows = min(_BLOCK, n_resamples - done)
-        draws = rng.integers(0, g, size=(rows, g))
-        counts = np.zeros((rows, g), dtype=np.float64)
-        np.add.at(counts, (np.repeat(np.arange(rows), g), draws.ravel()), 1.0)
-        yield counts[:, codes]
+        draws = rng.integers(0, units, size=(rows, units))
+        counts = np.zeros((rows, units), dtype=np.float64)
+        np.add.at(counts, (np.repeat(np.arange(rows), units), draws.ravel()), 1.0)
+        yield counts
         done += rows
 
 

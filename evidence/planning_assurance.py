@@ -1,0 +1,142 @@
+"""Does following the plan reach the target as often as it says (issue 23, part 9)?
+
+A judge against the expert consensus on independent items of a 5-level scale
+(``evidence._ordinal_model.OrdinalModel``, equally likely levels). The plan's 80% is an
+average over the estimate's uncertainty, so it is checked where the truth varies the way the
+estimate's uncertainty says it might: a judge whose noise is drawn per calibration from a
+range (population kappa 0.50-0.75, "prior"); fixed truths are shown too (there the share
+depends on where the truth lies relative to the target). Per scenario, ``--reps`` calibrations of
+``--n`` items; on each:
+
+- the assurance plan (``judge.reliability.units_for_assurance``, assurance 0.8, target
+  ``--target``, 2,000 simulations): m items; a follow-up calibration of m items from the same
+  population is drawn and the gate's bound computed on it (one-sided 95% jackknife-t): does
+  it reach the target?
+- today's point projection (``judge.reliability.units_needed`` from the 95% percentile
+  bootstrap CI's lower end): m' items, and the follow-up's percentile lower end (500
+  resamples) against the target.
+
+Reported per scenario and plan: the share of calibrations with a plan, the share of
+follow-ups that reached the target (among those with a plan), and the median and 90th
+percentile of the items asked for.
+
+    uv run python -m evidence.planning_assurance [--reps 300] [--n 50] [--target 0.58]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from evidence._ordinal_model import OrdinalModel
+from judge.reliability import bootstrap_kappa_ci, units_needed
+from judge.reliability._assurance import units_for_assurance
+from judge.reliability._cluster_kappa import cluster_kappa
+from judge.reliability._kappa_interval import engine_interval
+
+#: judge noise of each scenario: fixed (a population kappa of about 0.70, 0.65, 0.60), or None
+#: for a judge whose noise is drawn per calibration uniformly from ``PRIOR`` (kappa 0.75-0.50)
+SCENARIOS: tuple[float | None, ...] = (None, 0.55, 0.7, 0.85)
+PRIOR = (0.4, 1.1)
+CAP = 5000
+
+
+def follow_up_new(model: OrdinalModel, rng: np.random.Generator, m: int) -> float:
+    judge, expert, _ = model.draw(rng, np.ones(m, dtype=np.int64))
+    engine = cluster_kappa(judge.tolist(), expert.tolist(), model.levels, "quadratic")
+    return engine_interval(engine, method="jackknife_t", n_resamples=200).lower
+
+
+def follow_up_today(model: OrdinalModel, rng: np.random.Generator, m: int, seed: int) -> float:
+    judge, expert, _ = model.draw(rng, np.ones(m, dtype=np.int64))
+    low, _ = bootstrap_kappa_ci(
+        judge.tolist(),
+        expert.tolist(),
+        levels=list(range(model.levels)),
+        n_resamples=500,
+        seed=seed,
+    )
+    return low
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reps", type=int, default=300)
+    parser.add_argument("--n", type=int, default=50)
+    parser.add_argument("--target", type=float, default=0.58)
+    parser.add_argument("--seed", type=int, default=21)
+    parser.add_argument("--assurance", type=float, default=0.8)
+    parser.add_argument(
+        "--prior", type=float, nargs=2, default=list(PRIOR), help="judge noise range (prior)"
+    )
+    parser.add_argument(
+        "--scenarios", type=int, nargs="*", help="indices into SCENARIOS (default: all)"
+    )
+    args = parser.parse_args(argv)
+    print(
+        f"calibrations of {args.n} items, target {args.target}, assurance {args.assurance}, "
+        f"{args.reps} "
+        f"calibrations per scenario, seed {args.seed}; follow-ups capped at {CAP} items"
+    )
+    for s, noise in enumerate(SCENARIOS):
+        if args.scenarios and s not in args.scenarios:
+            continue
+        start = time.perf_counter()
+        rng = np.random.default_rng([args.seed, s])
+        fixed = OrdinalModel(judge_noise=noise or 0.0, expert_noise=0.6, icc=0.0, judge_icc=0.0)
+        label = f"kappa {fixed.population_kappa():.3f}" if noise else f"prior {args.prior}"
+        name_a = f"assurance {args.assurance}"
+        plans: dict[str, list[tuple[int, bool]]] = {name_a: [], "point projection": []}
+        none = dict.fromkeys(plans, 0)
+        for rep in range(args.reps):
+            model = (
+                fixed
+                if noise
+                else OrdinalModel(
+                    judge_noise=float(rng.uniform(*args.prior)),
+                    expert_noise=0.6,
+                    icc=0.0,
+                    judge_icc=0.0,
+                )
+            )
+            judge, expert, _ = model.draw(rng, np.ones(args.n, dtype=np.int64))
+            engine = cluster_kappa(judge.tolist(), expert.tolist(), model.levels, "quadratic")
+            plan = units_for_assurance(
+                engine, args.target, assurance=args.assurance, max_units=CAP, seed=rep
+            )
+            if plan.units is None:
+                none[name_a] += 1
+            else:
+                m = max(plan.units, 2)
+                plans[name_a].append((m, follow_up_new(model, rng, m) >= args.target))
+            low, _ = bootstrap_kappa_ci(
+                judge.tolist(),
+                expert.tolist(),
+                levels=list(range(model.levels)),
+                n_resamples=500,
+                seed=rep,
+            )
+            point = engine.point()
+            need = units_needed(point, low, args.n, args.target) if math.isfinite(low) else None
+            if need is None or need > CAP:
+                none["point projection"] += 1
+            else:
+                ok = follow_up_today(model, rng, max(need, 2), rep) >= args.target
+                plans["point projection"].append((need, ok))
+        for name, rows in plans.items():
+            sizes = np.array([m for m, _ in rows]) if rows else np.array([0])
+            reached = np.mean([ok for _, ok in rows]) if rows else math.nan
+            print(
+                f"{label:13s} {name:17s} plan given {len(rows) / args.reps:5.3f}  "
+                f"reached {reached:5.3f} (of {len(rows)})  items: median "
+                f"{np.median(sizes):.0f}, 90th percentile {np.quantile(sizes, 0.9):.0f}"
+            )
+        print(f"  ({time.perf_counter() - start:.0f} s)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
