@@ -192,7 +192,8 @@ def labelled_with_consensus(
 
 @dataclass(frozen=True)
 class _Evaluation:
-    """Consensus, baselines and every rater's statistics over some items of one dimension."""
+    """Over some items of one dimension: the experts, the items with a consensus label and that
+    label (``gold``), every rater's statistics, and the judges' and experts' columns."""
 
     experts: list[str]
     labelled: list[ScoredItem]
