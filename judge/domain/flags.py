@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
-from judge.domain.report_model import ReportPart
+from judge.domain.report_model import Interval, ReportPart
 from judge.domain.result import ReliabilityFlag
 from judge.domain.rubric import Prior, ReliabilityPolicy
 
@@ -54,7 +54,7 @@ class FlagEvidence(ReportPart):
     judge_kappa: float | None
     expert_kappa: float | None = None
     n: int = 0
-    ci95: tuple[float | None, float | None] | None = None
+    ci95: Interval | None = None
     coverage: float | None = None
     expert_n: int = 0
     n_experts: int = 0
