@@ -39,7 +39,6 @@ from judge.calibration._report import (
     PANEL,
     calibration_report,
     consensus,
-    flag_inputs,
     labelled_with_consensus,
 )
 from judge.calibration._scored import ScoredItem
@@ -67,7 +66,6 @@ __all__ = [
     "compare_reports",
     "compute_agreement",
     "consensus",
-    "flag_inputs",
     "heatmap_svg",
     "intra_judge_stability",
     "labelled_with_consensus",

@@ -33,6 +33,12 @@ from judge.calibration._rater_stats import (
 )
 from judge.calibration._scored import ScoredItem
 from judge.domain.aggregation_choice import WEIGHT_METHOD, reliability_weights
+from judge.domain.calibration_report import (
+    AggregationComparison,
+    AgreementEstimate,
+    DifferenceEstimate,
+)
+from judge.domain.report_model import Interval
 from judge.domain.rubric import Dimension, RankedScale, Tolerance
 from judge.panel.aggregate import weighted_aggregate
 from judge.reliability import (
@@ -137,7 +143,7 @@ def compare_aggregation(
     repeats: int = DEFAULT_REPEATS,
     seed: int = RESAMPLE_SEED,
     resamples: int = DEFAULT_RESAMPLES,
-) -> dict[str, Any]:
+) -> AggregationComparison:
     """The cross-validated comparison on ``items`` (with consensus ``gold``) of one dimension.
     The equal aggregate is each item's panel score; items without one (quorum not met) are
     left out of both."""
@@ -151,22 +157,27 @@ def compare_aggregation(
         m: judge_agreement(dim, [it.judges.get(m, {}).get(dim.id) for it in kept], gold_kept, kept)
         for m in judges
     }
-    out: dict[str, Any] = {
-        "weight_method": WEIGHT_METHOD,
-        "weights": reliability_weights(full, judges),
-        "folds": folds,
-        "repeats": repeats,
-        "seed": seed,
-        "resamples": resamples,
-        "n": len(kept),
-        "units": units,
-        "note": NOTE,
-    }
+    weights_all_items = reliability_weights(full, judges)
+
+    def comparison(**outcome: Any) -> AggregationComparison:
+        return AggregationComparison(
+            weight_method=WEIGHT_METHOD,
+            weights=weights_all_items,
+            folds=folds,
+            repeats=repeats,
+            seed=seed,
+            resamples=resamples,
+            n=len(kept),
+            units=units,
+            note=NOTE,
+            **outcome,
+        )
+
     if len(judges) < 2:
-        return out | {"evaluated": False, "weighting_helps": None, "why": "a single judge"}
+        return comparison(evaluated=False, weighting_helps=None, why="a single judge")
     if units < folds * MIN_RESAMPLING_UNITS:
         why = f"{units} independent units: fewer than {MIN_RESAMPLING_UNITS} per fold"
-        return out | {"evaluated": False, "weighting_helps": None, "why": why}
+        return comparison(evaluated=False, weighting_helps=None, why=why)
     weighted_columns: list[list[Any]] = []
     for assignment in fold_assignments(groups, len(kept), folds=folds, repeats=repeats, seed=seed):
         column: list[Any] = [None] * len(kept)
@@ -197,22 +208,24 @@ def compare_aggregation(
     )
     low = result.difference_ci95[0]
     helps = math.isfinite(low) and low > 0
-    return out | {
-        "evaluated": True,
-        "equal": {"agreement": finite(result.baseline), "ci95": _ci(result.baseline_ci95)},
-        "weighted": {"agreement": finite(result.candidate), "ci95": _ci(result.candidate_ci95)},
-        "difference": {
-            "estimate": (finite(result.difference) or 0.0) + 0.0,
-            "ci95": _ci(result.difference_ci95),
-        },
-        "weighting_helps": helps,
-        "why": (
+    return comparison(
+        evaluated=True,
+        equal=AgreementEstimate(agreement=finite(result.baseline), ci95=_ci(result.baseline_ci95)),
+        weighted=AgreementEstimate(
+            agreement=finite(result.candidate), ci95=_ci(result.candidate_ci95)
+        ),
+        difference=DifferenceEstimate(
+            estimate=(finite(result.difference) or 0.0) + 0.0, ci95=_ci(result.difference_ci95)
+        ),
+        weighting_helps=helps,
+        why=(
             "the paired CI of weighted - equal lies above zero"
             if helps
             else "the paired CI of weighted - equal reaches zero or below: no gain shown"
         ),
-    }
+    )
 
 
-def _ci(pair: tuple[float, float]) -> list[float | None]:
-    return [None if v is None else v + 0.0 for v in (finite(pair[0]), finite(pair[1]))]  # no -0.0
+def _ci(pair: tuple[float, float]) -> Interval:
+    low, high = (None if v is None else v + 0.0 for v in (finite(pair[0]), finite(pair[1])))
+    return (low, high)  # no -0.0

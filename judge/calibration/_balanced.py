@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Hashable, Sequence
-from typing import Any
 
 import numpy as np
 
 from judge.calibration._rater_stats import MIN_RESAMPLING_UNITS, RESAMPLE_SEED, finite
+from judge.domain.calibration_report import BalancedRates, YesRates
+from judge.domain.report_model import Interval
 
 _DRAWS = 200
 
@@ -43,7 +44,7 @@ def _draw(
 
 def balanced_binary(
     pred: Sequence[bool], gold: Sequence[bool], groups: Sequence[Hashable | None], resamples: int
-) -> dict[str, Any] | None:
+) -> BalancedRates | None:
     """Accuracy and F1 (of "yes") of ``pred`` and of always-"yes" on balanced resamples."""
     by_group: dict[Hashable, tuple[list[int], list[int]]] = defaultdict(lambda: ([], []))
     grouped = any(g is not None for g in groups)
@@ -76,21 +77,20 @@ def balanced_binary(
     arr, base, b = np.array(judged), np.array(always), np.array(boot)
     n_balanced = int(sum(2 * min(len(p), len(n)) for p, n in strata))
 
-    def interval(column: int) -> list[float | None]:
+    def interval(column: int) -> Interval:
         units = len(strata) if grouped else len(gold)
         if units < MIN_RESAMPLING_UNITS or not len(b):
-            return [None, None]  # too few independent groups for an interval
+            return (None, None)  # too few independent groups for an interval
         low, high = np.quantile(b[:, column], [0.025, 0.975])
-        return [finite(float(low)), finite(float(high))]
+        return (finite(float(low)), finite(float(high)))
 
-    return {
-        "n": n_balanced,
-        "accuracy": finite(float(arr[:, 0].mean())),
-        "accuracy_ci95": interval(0),
-        "f1": finite(float(arr[:, 1].mean())),
-        "f1_ci95": interval(1),
-        "always_yes": {
-            "accuracy": finite(float(base[:, 0].mean())),
-            "f1": finite(float(base[:, 1].mean())),
-        },
-    }
+    return BalancedRates(
+        n=n_balanced,
+        accuracy=finite(float(arr[:, 0].mean())),
+        accuracy_ci95=interval(0),
+        f1=finite(float(arr[:, 1].mean())),
+        f1_ci95=interval(1),
+        always_yes=YesRates(
+            accuracy=finite(float(base[:, 0].mean())), f1=finite(float(base[:, 1].mean()))
+        ),
+    )

@@ -4,37 +4,34 @@ change in abstention rate."""
 
 from __future__ import annotations
 
-from typing import Any
-
-
-def _abstention_rate(rater: dict[str, Any]) -> float | None:
-    total = rater["n"] + rater["abstained"]
-    return rater["abstained"] / total if total else None
+from judge.domain.calibration_report import CalibrationReport, RaterDrift
 
 
 def _delta(now: float | None, then: float | None) -> float | None:
     return None if now is None or then is None else round(now - then, 4)
 
 
-def compare_reports(current: dict[str, Any], baseline: dict[str, Any]) -> dict[str, Any]:
+def compare_reports(
+    current: CalibrationReport, baseline: CalibrationReport
+) -> dict[str, dict[str, RaterDrift]]:
     """Per dimension and rater (each judge and the panel): the drift from the baseline."""
-    drift: dict[str, Any] = {}
-    for dim_id, dim in current["dimensions"].items():
-        base_dim = baseline["dimensions"].get(dim_id) or {}
-        base = {r["rater"]: r for r in base_dim.get("raters", [])}
+    drift: dict[str, dict[str, RaterDrift]] = {}
+    for dim_id, dim in current.dimensions.items():
+        base_dim = baseline.dimensions.get(dim_id)
+        base = {r.rater: r for r in base_dim.raters} if base_dim else {}
         per_rater = {}
-        for rater in dim.get("raters", []):
-            before = base.get(rater["rater"])
+        for rater in dim.raters:
+            before = base.get(rater.rater)
             if before is None:
                 continue
-            now, then = rater.get("agreement"), before.get("agreement", before.get("kappa"))
-            per_rater[rater["rater"]] = {
-                "kappa": now,
-                "baseline_kappa": then,
-                "kappa_delta": _delta(now, then),
-                "mean_shift": _delta(rater.get("mean_normalised"), before.get("mean_normalised")),
-                "abstention_delta": _delta(_abstention_rate(rater), _abstention_rate(before)),
-            }
+            now, then = rater.agreement, before.agreement
+            per_rater[rater.rater] = RaterDrift(
+                kappa=now,
+                baseline_kappa=then,
+                kappa_delta=_delta(now, then),
+                mean_shift=_delta(rater.mean_normalised, before.mean_normalised),
+                abstention_delta=_delta(rater.abstention_rate, before.abstention_rate),
+            )
         if per_rater:
             drift[dim_id] = per_rater
     return drift

@@ -8,6 +8,14 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from judge.domain.calibration_report import (
+    BalancedResamples,
+    CalibrationReport,
+    DimensionReport,
+    GivenEvaluation,
+)
+from judge.domain.rater_report import ConfusionMatrix, RaterStats
+
 _CELL_W, _CELL_H, _LABEL_W, _HEAD_H = 112, 28, 230, 60
 
 
@@ -33,29 +41,25 @@ def _fmt(value: Any, digits: int = 2) -> str:
     return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
-def _columns(report: dict[str, Any]) -> list[str]:
-    return ["experts (median pair)", "expert vs others", *report["judges"], "panel"]
+def _columns(report: CalibrationReport) -> list[str]:
+    return ["experts (median pair)", "expert vs others", *report.judges, "panel"]
 
 
-def _cells(dim: dict[str, Any]) -> list[float | None]:
-    baseline = dim.get("expert_expert") or {}
-    by_rater = {r["rater"]: r.get("agreement") for r in dim.get("raters", [])}
+def _cells(dim: DimensionReport, judges: list[str]) -> list[float | None]:
+    baseline = dim.expert_expert
+    by_rater = {r.rater: r.agreement for r in dim.raters}
     return [
-        baseline.get("median"),
-        baseline.get("leave_one_out_median"),
-        *(by_rater.get(j) for j in dim.get("_judges", [])),
+        baseline.median if baseline else None,
+        baseline.leave_one_out_median if baseline else None,
+        *(by_rater.get(j) for j in judges),
         by_rater.get("panel"),
     ]
 
 
-def heatmap_svg(report: dict[str, Any]) -> str:
-    line, floor = report["threshold"], report["floor"]
+def heatmap_svg(report: CalibrationReport) -> str:
+    line, floor = report.threshold, report.floor
     columns = _columns(report)
-    dims = [
-        (k, v | {"_judges": report["judges"]})
-        for k, v in report["dimensions"].items()
-        if v.get("raters")
-    ]
+    dims = list(report.calibrated().items())
     width = _LABEL_W + _CELL_W * len(columns) + 20
     height = _HEAD_H + _CELL_H * len(dims) + 70
     parts = [
@@ -73,7 +77,7 @@ def heatmap_svg(report: dict[str, Any]) -> str:
         parts.append(
             f'<text x="{_LABEL_W - 8}" y="{y + 18}" text-anchor="end">{escape(dim_id)}</text>'
         )
-        for c, kappa in enumerate(_cells(dim)):
+        for c, kappa in enumerate(_cells(dim, report.judges)):
             x = _LABEL_W + c * _CELL_W
             colour = _colour(kappa, line, floor)
             parts.append(
@@ -106,55 +110,48 @@ def heatmap_svg(report: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-_RATES = ("accuracy", "f1", "recall_at_1", "mrr", "chance_corrected_recall_at_1")
-
-
-def _rates(r: dict[str, Any]) -> str:
+def _rates(r: RaterStats) -> str:
     parts = []
-    for k in _RATES:
-        if k not in r:
-            continue
-        ci = r.get(f"{k}_ci95") or [None, None]
-        miss = r.get(f"{k}_abstain_as_miss")
+    for rate in r.rates():
+        low, high = rate.ci95 or (None, None)
         parts.append(
-            f"{k} {_fmt(r[k], 3)} [{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]"
+            f"{rate.name} {_fmt(rate.value, 3)} [{_fmt(low, 3)}, {_fmt(high, 3)}]"
             + (
-                f" / {_fmt(miss, 3)} with abstentions as misses"
-                if f"{k}_abstain_as_miss" in r
+                f" / {_fmt(rate.abstain_as_miss, 3)} with abstentions as misses"
+                if rate.counted_as_miss
                 else ""
             )
         )
-    if "precision" in r:
-        parts.append(f"precision {_fmt(r['precision'], 3)}, recall {_fmt(r['recall'], 3)}")
+    if r.present("precision"):
+        parts.append(f"precision {_fmt(r.precision, 3)}, recall {_fmt(r.recall, 3)}")
     return "; ".join(parts)
 
 
-def _bias(r: dict[str, Any]) -> str:
+def _bias(r: RaterStats) -> str:
     return ", ".join(
-        f"{e} {value:+.3f}"
-        for e, value in (r.get("bias_vs_experts") or {}).items()
-        if value is not None
+        f"{e} {value:+.3f}" for e, value in (r.bias_vs_experts or {}).items() if value is not None
     )
 
 
-def _table(report: dict[str, Any]) -> str:
+def _table(report: CalibrationReport) -> str:
     rows = []
-    for dim_id, dim in report["dimensions"].items():
-        flag = dim.get("flag") or {}
-        for r in dim.get("raters", []):
-            ci = r.get("ci95") or [None, None]
-            is_panel = r["rater"] == "panel"
-            reasons = ", ".join(flag.get("reasons", [])) if is_panel else ""
+    for dim_id, dim in report.dimensions.items():
+        flag = dim.flag
+        for r in dim.raters:
+            low, high = r.ci95
+            is_panel = r.rater == "panel"
+            reasons = ", ".join(flag.reasons) if is_panel and flag else ""
             rows.append(
                 "<tr>"
-                f"<td>{escape(dim_id)}</td><td>{escape(str(dim.get('metric')))}</td>"
-                f"<td>{_fmt(flag.get('expert_kappa'), 3)}</td><td>{escape(r['rater'])}</td>"
-                f"<td>{_fmt(r.get('agreement'), 3)}</td>"
-                f"<td>[{_fmt(ci[0], 3)}, {_fmt(ci[1], 3)}]</td>"
-                f"<td>{r['n']}</td><td>{r['abstained']}</td><td>{_fmt(r.get('coverage'), 3)}</td>"
-                f"<td>{_fmt(r.get('ac1'), 3)}</td><td>{_fmt(r.get('alpha'), 3)}</td>"
+                f"<td>{escape(dim_id)}</td><td>{escape(str(dim.metric))}</td>"
+                f"<td>{_fmt(flag.expert_kappa if flag else None, 3)}</td>"
+                f"<td>{escape(r.rater)}</td>"
+                f"<td>{_fmt(r.agreement, 3)}</td>"
+                f"<td>[{_fmt(low, 3)}, {_fmt(high, 3)}]</td>"
+                f"<td>{r.n}</td><td>{r.abstained}</td><td>{_fmt(r.coverage, 3)}</td>"
+                f"<td>{_fmt(r.ac1, 3)}</td><td>{_fmt(r.alpha, 3)}</td>"
                 f"<td>{escape(_rates(r))}</td><td>{escape(_bias(r))}</td>"
-                f"<td>{escape(flag.get('level', '')) if is_panel else ''}</td>"
+                f"<td>{escape(flag.level) if is_panel and flag else ''}</td>"
                 f"<td>{escape(reasons)}</td>"
                 "</tr>"
             )
@@ -167,14 +164,14 @@ def _table(report: dict[str, Any]) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
-def _confusion(rater: str, matrix: dict[str, Any]) -> str:
-    labels = [escape(str(v)) for v in matrix["labels"]]
+def _confusion(rater: str, matrix: ConfusionMatrix) -> str:
+    labels = [escape(str(v)) for v in matrix.labels]
     head = "".join(f"<th>{v}</th>" for v in labels)
     body = "".join(
         f"<tr><th>{labels[i]}</th>"
         + "".join(f"<td>{c}</td>" for c in row)
-        + f"<td>{matrix['abstained'][i]}</td></tr>"
-        for i, row in enumerate(matrix["matrix"])
+        + f"<td>{matrix.abstained[i]}</td></tr>"
+        for i, row in enumerate(matrix.matrix)
     )
     return (
         f"<table class='cm'><caption>{escape(rater)}: experts' consensus (rows) × rater "
@@ -182,79 +179,93 @@ def _confusion(rater: str, matrix: dict[str, Any]) -> str:
     )
 
 
-def _details(dim_id: str, dim: dict[str, Any]) -> str:
+def _details(dim_id: str, dim: DimensionReport) -> str:
     parts = [f"<h3>{escape(dim_id)}</h3>"]
-    prevalence, baseline = dim.get("prevalence"), dim.get("majority_baseline")
+    prevalence, baseline = dim.prevalence, dim.majority_baseline
     if prevalence and baseline:
         extra = ", ".join(
-            f"{k} {_fmt(baseline[k], 3)}" for k in ("f1", "recall_at_1", "mrr") if k in baseline
+            f"{name} {_fmt(value, 3)}"
+            for name, value in (
+                ("f1", baseline.f1),
+                ("recall_at_1", baseline.recall_at_1),
+                ("mrr", baseline.mrr),
+            )
+            if baseline.present(name)
         )
         parts.append(
-            f"<p>Most frequent consensus label {escape(str(prevalence['label']))}: "
-            f"{_fmt(prevalence['share'], 3)} of {prevalence['n']} items. Always answering it "
-            f"scores accuracy {_fmt(baseline['accuracy'], 3)}"
+            f"<p>Most frequent consensus label {escape(str(prevalence.label))}: "
+            f"{_fmt(prevalence.share, 3)} of {prevalence.n} items. Always answering it "
+            f"scores accuracy {_fmt(baseline.accuracy, 3)}"
             f"{', ' + escape(extra) if extra else ''}.</p>"
         )
-    used = dim.get("expert_baseline_used") or {}
+    used = dim.expert_baseline_used
     if used:
         parts.append(
-            f"<p>Expert agreement used by the flag: {escape(str(used.get('source')))} "
-            f"({escape(str(used.get('why')))}).</p>"
+            f"<p>Expert agreement used by the flag: {escape(str(used.source))} "
+            f"({escape(str(used.why))}).</p>"
         )
-    experts = dim.get("expert_expert") or {}
-    if experts.get("leave_one_out"):
+    experts = dim.expert_expert
+    if experts and experts.leave_one_out:
         loo = ", ".join(
-            f"{escape(x['expert'])} {_fmt(x['kappa'], 3)} (n={x['n']})"
-            for x in experts["leave_one_out"]
+            f"{escape(x.expert)} {_fmt(x.kappa, 3)} (n={x.n})" for x in experts.leave_one_out
         )
         parts.append(f"<p>Each expert against the consensus of the others: {loo}.</p>")
-    bias = dim.get("consensus_bias_vs_experts") or {}
+    bias = dim.consensus_bias_vs_experts or {}
     if any(v is not None for v in bias.values()):
         text = ", ".join(f"{escape(e)} {v:+.3f}" for e, v in bias.items() if v is not None)
         parts.append(f"<p>Bias of the consensus against each expert: {text}.</p>")
-    balanced = dim.get("balanced")
-    if balanced:
-        rows = "".join(
-            f"<tr><td>{escape(name)}</td><td>{_fmt(b['accuracy'], 3)}</td>"
-            f"<td>{_fmt(b['f1'], 3)} [{_fmt(b['f1_ci95'][0], 3)}, {_fmt(b['f1_ci95'][1], 3)}]</td>"
-            f"<td>{_fmt(b['always_yes']['accuracy'], 3)}</td>"
-            f"<td>{_fmt(b['always_yes']['f1'], 3)}</td>"
-            f"<td>{b['n']}</td></tr>"
-            for name, b in balanced["raters"].items()
-            if b
-        )
-        parts.append(
-            f"<p>Natural prevalence of yes: {_fmt(balanced['natural_prevalence_yes'], 3)} "
-            f"(always-yes there: accuracy {_fmt(balanced['always_yes_natural']['accuracy'], 3)}, "
-            f"F1 {_fmt(balanced['always_yes_natural']['f1'], 3)}). "
-            "On yes/no-balanced resamples (per group, as RESCUE-BENCH):</p>"
-            "<table><tr><th>rater</th><th>accuracy</th><th>F1 (95% CI)</th>"
-            f"<th>always-yes accuracy</th><th>always-yes F1</th><th>n</th></tr>{rows}</table>"
-        )
-    given = dim.get("given")
-    if given:
-        panel = next(r for r in given["raters"] if r["rater"] == "panel")
-        parts.append(
-            f"<p>Given {escape(', '.join(given['told']))} (the benchmark's setting; the flag "
-            f"uses the end-to-end figures above): panel n={panel['n']}, "
-            f"{escape(_rates(panel))}.</p>"
-        )
-    parts += [_confusion(r["rater"], r["confusion"]) for r in dim["raters"] if r.get("confusion")]
+    if dim.balanced:
+        parts.append(_balanced(dim.balanced))
+    if dim.given:
+        parts.append(_given(dim.given))
+    parts += [_confusion(r.rater, r.confusion) for r in dim.raters if r.confusion]
     return "".join(parts)
 
 
-def render_report_html(report: dict[str, Any]) -> str:
-    rubric = report["rubric"]
-    title = f"Calibration {report['run_id']}: {rubric['id']} v{rubric['version']}"
+def _balanced(balanced: BalancedResamples) -> str:
+    rows = "".join(
+        f"<tr><td>{escape(name)}</td><td>{_fmt(b.accuracy, 3)}</td>"
+        f"<td>{_fmt(b.f1, 3)} [{_fmt(b.f1_ci95[0], 3)}, {_fmt(b.f1_ci95[1], 3)}]</td>"
+        f"<td>{_fmt(b.always_yes.accuracy, 3)}</td>"
+        f"<td>{_fmt(b.always_yes.f1, 3)}</td>"
+        f"<td>{b.n}</td></tr>"
+        for name, b in balanced.raters.items()
+        if b
+    )
+    natural = balanced.always_yes_natural
+    always_yes = (  # runs stored before a108cac lack it
+        f"(always-yes there: accuracy {_fmt(natural.accuracy, 3)}, F1 {_fmt(natural.f1, 3)}). "
+        if natural
+        else ""
+    )
+    return (
+        f"<p>Natural prevalence of yes: {_fmt(balanced.natural_prevalence_yes, 3)} "
+        f"{always_yes}"
+        "On yes/no-balanced resamples (per group, as RESCUE-BENCH):</p>"
+        "<table><tr><th>rater</th><th>accuracy</th><th>F1 (95% CI)</th>"
+        f"<th>always-yes accuracy</th><th>always-yes F1</th><th>n</th></tr>{rows}</table>"
+    )
+
+
+def _given(given: GivenEvaluation) -> str:
+    panel = next(r for r in given.raters if r.rater == "panel")
+    return (
+        f"<p>Given {escape(', '.join(given.told))} (the benchmark's setting; the flag "
+        f"uses the end-to-end figures above): panel n={panel.n}, "
+        f"{escape(_rates(panel))}.</p>"
+    )
+
+
+def render_report_html(report: CalibrationReport) -> str:
+    rubric = report.rubric
+    title = f"Calibration {report.run_id}: {rubric.id} v{rubric.version}"
     simulated = (
         "<p class='sim'>SIMULATED JUDGES: a simulator persona was on this panel; these numbers "
         "describe the simulator, not a real model.</p>"
-        if report.get("simulated")
+        if report.simulated
         else ""
     )
-    details = "".join(
-        _details(dim_id, dim) for dim_id, dim in report["dimensions"].items() if dim.get("raters")
-    )
+    details = "".join(_details(dim_id, dim) for dim_id, dim in report.calibrated().items())
     return (
         "<!doctype html><html><head><meta charset='utf-8'>"
         f"<title>{escape(title)}</title><style>"
@@ -265,17 +276,17 @@ def render_report_html(report: dict[str, Any]) -> str:
         ".sim{background:#fee2e2;border:1px solid #b91c1c;padding:6px;font-weight:bold}"
         "</style></head><body>"
         f"<h1>{escape(title)}</h1>{simulated}"
-        f"<p>Panel {escape(str(report.get('panel', {}).get('name', '')))}: "
-        f"{escape(', '.join(report['judges']))}. {report['n_items']} items, experts "
-        f"{escape(', '.join(report['experts']))}. Agreement with the experts' consensus "
+        f"<p>Panel {escape(report.panel.name if report.panel else '')}: "
+        f"{escape(', '.join(report.judges))}. {report.n_items} items, experts "
+        f"{escape(', '.join(report.experts))}. Agreement with the experts' consensus "
         f"(median for ordinal scales, quadratic weights over every level of the scale); the "
-        f"line κ = {report['threshold']:.2f} is the median expert-expert weighted kappa of "
-        f"Kumar et al.; below the floor κ = {report['floor']:.2f} a dimension is not reliably "
+        f"line κ = {report.threshold:.2f} is the median expert-expert weighted kappa of "
+        f"Kumar et al.; below the floor κ = {report.floor:.2f} a dimension is not reliably "
         f"measurable. A dimension can be trusted only with at least "
-        f"{report.get('min_items')} items, a CI lower bound at or above the floor and a "
-        f"coverage of at least {report.get('min_coverage')}. CIs: percentile bootstrap, "
-        f"{report.get('resamples')} resamples"
-        f"{' of ' + str(report['groups']) + ' groups' if report.get('groups') else ''}.</p>"
+        f"{report.min_items} items, a CI lower bound at or above the floor and a "
+        f"coverage of at least {report.min_coverage}. CIs: percentile bootstrap, "
+        f"{report.resamples} resamples"
+        f"{' of ' + str(report.groups) + ' groups' if report.groups else ''}.</p>"
         f"{heatmap_svg(report)}<h2>Numbers</h2>{_table(report)}<h2>Per dimension</h2>"
         f"{details}</body></html>"
     )

@@ -14,6 +14,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judge.domain.calibration_report import MajorityBaseline, Prevalence
+from judge.domain.rater_report import ConfusionMatrix, RaterStats
 from judge.domain.rubric import Dimension
 from judge.reliability import (
     bootstrap_kappa_ci,
@@ -176,7 +178,7 @@ def _sort_key(value: Any) -> tuple[int, Any]:
     return (0, value) if isinstance(value, int | float) else (1, str(value))
 
 
-def confusion(dim: Dimension, gold: Sequence[Any], pred: Sequence[Any]) -> dict[str, Any]:
+def confusion(dim: Dimension, gold: Sequence[Any], pred: Sequence[Any]) -> ConfusionMatrix:
     """Rows: the experts' consensus; columns: the rater (first choice for ranked scales);
     ``abstained`` counts, per consensus label, the items the rater left unanswered."""
     g = [top1(v) for v in gold]
@@ -198,7 +200,7 @@ def confusion(dim: Dimension, gold: Sequence[Any], pred: Sequence[Any]) -> dict[
             abstained[index[x]] += 1
         else:
             matrix[index[x]][index[y]] += 1
-    return {"labels": labels, "matrix": matrix, "abstained": abstained}
+    return ConfusionMatrix(labels=labels, matrix=matrix, abstained=abstained)
 
 
 @dataclass(frozen=True)
@@ -233,26 +235,30 @@ def _rate(
 
 
 def _both(
-    stats: dict[str, Any],
     name: str,
     per_item: Sequence[float | None],
     data: Paired,
     resamples: int,
     denominator: Sequence[float] | None = None,
-) -> None:
+) -> dict[str, Any]:
     """``name`` over answered items and ``name``_abstain_as_miss over all labelled items, each
-    with a bootstrap CI. ``per_item`` is None for an abstention."""
+    with a bootstrap CI (the fields of :class:`RaterStats` so named). ``per_item`` is None
+    for an abstention."""
     den = list(denominator) if denominator is not None else [1.0] * len(per_item)
     ans = [i for i, v in enumerate(per_item) if v is not None]
-    stats[name], stats[f"{name}_ci95"] = _rate(
+    value, interval = _rate(
         [per_item[i] or 0.0 for i in ans],
         [den[i] for i in ans],
         [data.groups[i] for i in ans],
         resamples,
     )
-    stats[f"{name}_abstain_as_miss"], stats[f"{name}_abstain_as_miss_ci95"] = _rate(
-        [v or 0.0 for v in per_item], den, data.groups, resamples
-    )
+    miss, miss_interval = _rate([v or 0.0 for v in per_item], den, data.groups, resamples)
+    return {
+        name: value,
+        f"{name}_ci95": interval,
+        f"{name}_abstain_as_miss": miss,
+        f"{name}_abstain_as_miss_ci95": miss_interval,
+    }
 
 
 def _f1_terms(data: Paired) -> tuple[list[float | None], list[float]]:
@@ -281,7 +287,7 @@ def _ranks(data: Paired, k: int) -> list[int | None]:
 
 def rater_stats(
     dim: Dimension, name: str, data: Paired, experts: dict[str, list[Any]], resamples: int
-) -> dict[str, Any]:
+) -> RaterStats:
     """Agreement of one rater (a judge or the panel) with the consensus on one dimension."""
     kind = dim.scale.type
     answered = data.answered
@@ -289,13 +295,8 @@ def rater_stats(
     gold = [data.gold[i] for i in answered]
     groups = [data.groups[i] for i in answered]
     labelled = len(data.gold)
-    stats: dict[str, Any] = {
-        "rater": name,
-        "n": len(answered),
-        "abstained": labelled - len(answered),
-        "coverage": finite(len(answered) / labelled) if labelled else None,
-        "resampling_units": resampling_units(data.groups),
-    }
+    # fields only some scales have (absent, not null, on the others)
+    extra: dict[str, Any] = {}
     kappa = agreement(dim, pred, gold)
     if kind == "ordinal":
         kci = bootstrap_kappa_ci(
@@ -307,7 +308,7 @@ def rater_stats(
             n_resamples=resamples,
             seed=RESAMPLE_SEED,
         )
-        stats["kappa_observed_categories"] = finite(observed_kappa(pred, gold))
+        extra["kappa_observed_categories"] = finite(observed_kappa(pred, gold))
     elif kind in ("nominal", "binary") or (kind == "ranked" and not participant_labels(dim)):
         kci = bootstrap_kappa_ci(
             [top1(p) for p in pred],
@@ -322,22 +323,17 @@ def rater_stats(
         kci = (math.nan, math.nan)
     if resampling_units(groups) < MIN_RESAMPLING_UNITS:
         kci = (math.nan, math.nan)
-    stats["kappa"] = finite(kappa)
-    stats["kappa_ci95"] = ci(kci)
-    stats["ac1"] = ac1(dim, pred, gold)
-    stats["alpha"] = alpha(dim, [pred, gold])
-    stats["mean_normalised"] = _mean_normalised(dim, pred)
-    stats["bias_vs_experts"] = {e: mean_bias(dim, data.pred, col) for e, col in experts.items()}
 
     hit = [
         None if p is None else float(top1(p) == top1(g))
         for p, g in zip(data.pred, data.gold, strict=True)
     ]
-    _both(stats, "accuracy", hit, data, resamples)
+    extra |= _both("accuracy", hit, data, resamples)
     if kind == "binary":
         num, den = _f1_terms(data)
-        _both(stats, "f1", num, data, resamples, den)
-        stats["precision"], stats["recall"] = _precision_recall(pred, gold)
+        extra |= _both("f1", num, data, resamples, den)
+        extra["precision"], extra["recall"] = _precision_recall(pred, gold)
+    chance: tuple[float | None, float | None, list[float | None]] | None = None
     if kind == "ranked":
         k = getattr(dim.scale, "k", 3)
         ranks = _ranks(data, k)
@@ -346,28 +342,45 @@ def rater_stats(
             None if p is None else (1.0 / r if r else 0.0)
             for p, r in zip(data.pred, ranks, strict=True)
         ]
-        _both(stats, "recall_at_1", r1, data, resamples)
-        _both(stats, "mrr", rr, data, resamples)
+        extra |= _both("recall_at_1", r1, data, resamples)
+        extra |= _both("mrr", rr, data, resamples)
         if participant_labels(dim):
-            _chance_corrected(stats, data, r1, resamples)
-    stats["agreement"] = stats[CHANCE_R1] if participant_labels(dim) else stats["kappa"]
-    stats["ci95"] = stats[f"{CHANCE_R1}_ci95"] if participant_labels(dim) else stats["kappa_ci95"]
-    stats["confusion"] = confusion(dim, data.gold, data.pred)
-    return stats
+            chance = _chance_corrected(data, r1, resamples)
+            extra["chance_recall_at_1"] = chance[0]
+            extra[CHANCE_R1], extra[f"{CHANCE_R1}_ci95"] = chance[1], chance[2]
+    kappa_ci = ci(kci)
+    return RaterStats(
+        rater=name,
+        n=len(answered),
+        abstained=labelled - len(answered),
+        coverage=finite(len(answered) / labelled) if labelled else None,
+        resampling_units=resampling_units(data.groups),
+        kappa=finite(kappa),
+        kappa_ci95=(kappa_ci[0], kappa_ci[1]),
+        ac1=ac1(dim, pred, gold),
+        alpha=alpha(dim, [pred, gold]),
+        mean_normalised=_mean_normalised(dim, pred),
+        bias_vs_experts={e: mean_bias(dim, data.pred, col) for e, col in experts.items()},
+        agreement=chance[1] if chance else finite(kappa),
+        ci95=(chance[2][0], chance[2][1]) if chance else (kappa_ci[0], kappa_ci[1]),
+        confusion=confusion(dim, data.gold, data.pred),
+        **extra,
+    )
 
 
 def _chance_corrected(
-    stats: dict[str, Any], data: Paired, r1: list[float | None], resamples: int
-) -> None:
+    data: Paired, r1: list[float | None], resamples: int
+) -> tuple[float | None, float | None, list[float | None]]:
     """Recall@1 against the chance of a uniform pick among the item's k candidates (1/k per
-    item): (R@1 - chance) / (1 - chance), over answered items."""
+    item): (R@1 - chance) / (1 - chance), over answered items. Returns the mean chance, the
+    corrected Recall@1 and its interval."""
     idx = [i for i, v in enumerate(r1) if v is not None]
     chance = [1.0 / max(1, data.candidates[i]) for i in idx]
-    stats["chance_recall_at_1"] = finite(sum(chance) / len(chance)) if chance else None
+    mean_chance = finite(sum(chance) / len(chance)) if chance else None
     num = [(r1[i] or 0.0) - c for i, c in zip(idx, chance, strict=True)]
     den = [1.0 - c for c in chance]
     value, interval = _rate(num, den, [data.groups[i] for i in idx], resamples)
-    stats[CHANCE_R1], stats[f"{CHANCE_R1}_ci95"] = value, interval
+    return mean_chance, value, interval
 
 
 def _precision_recall(pred: list[Any], gold: list[Any]) -> tuple[float | None, float | None]:
@@ -385,7 +398,7 @@ def _mean_normalised(dim: Dimension, values: list[Any]) -> float | None:
     return finite(sum(scaled) / len(scaled)) if scaled else None
 
 
-def prevalence(dim: Dimension, gold: list[Any]) -> dict[str, Any] | None:
+def prevalence(dim: Dimension, gold: list[Any]) -> Prevalence | None:
     """The most frequent consensus label (first choice for ranked scales) and its share."""
     firsts = [top1(g) for g in gold if g is not None]
     if not firsts:
@@ -395,10 +408,10 @@ def prevalence(dim: Dimension, gold: list[Any]) -> dict[str, Any] | None:
     best = max(counts.values())
     tied = [v for v in counts if counts[v] == best]
     label = min(tied, key=lambda v: (order.index(v) if v in order else len(order), str(v)))
-    return {"label": label, "share": finite(best / len(firsts)), "n": len(firsts)}
+    return Prevalence(label=label, share=finite(best / len(firsts)), n=len(firsts))
 
 
-def majority_baseline(dim: Dimension, gold: list[Any]) -> dict[str, Any] | None:
+def majority_baseline(dim: Dimension, gold: list[Any]) -> MajorityBaseline | None:
     """What always answering the most frequent consensus label scores (ranked: the k most
     frequent labels, best first)."""
     firsts = [top1(g) for g in gold if g is not None]
@@ -407,15 +420,15 @@ def majority_baseline(dim: Dimension, gold: list[Any]) -> dict[str, Any] | None:
     ranking = [v for v, _ in Counter(firsts).most_common()]
     top = prevalence(dim, gold)
     assert top is not None
-    out: dict[str, Any] = {"label": top["label"], "accuracy": top["share"]}
+    out = MajorityBaseline(label=top.label, accuracy=top.share)
     if dim.scale.type == "binary":
-        out["f1"] = always_f1(firsts, top["label"])
+        out.f1 = always_f1(firsts, top.label)
     if dim.scale.type == "ranked":
         k = getattr(dim.scale, "k", 3)
         ranked = ranking[:k]
-        out["ranking"] = ranked
-        out["recall_at_1"] = finite(sum(1 for g in firsts if g == ranked[0]) / len(firsts))
-        out["mrr"] = finite(
+        out.ranking = ranked
+        out.recall_at_1 = finite(sum(1 for g in firsts if g == ranked[0]) / len(firsts))
+        out.mrr = finite(
             sum(1 / (ranked.index(g) + 1) for g in firsts if g in ranked) / len(firsts)
         )
     return out

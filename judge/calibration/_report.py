@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -58,7 +59,23 @@ from judge.calibration._rater_stats import (
 from judge.calibration._rater_stats import ac1 as gwet
 from judge.calibration._scored import ScoredItem
 from judge.domain.aggregation_choice import choose_aggregation
+from judge.domain.calibration_report import (
+    AutoChoice,
+    BalancedRates,
+    BalancedResamples,
+    CalibrationReport,
+    DimensionReport,
+    ExpertBaseline,
+    ExpertBaselineUsed,
+    ExpertPair,
+    ExpertVsOthers,
+    GivenEvaluation,
+    InterJudge,
+    RubricRef,
+    YesRates,
+)
 from judge.domain.flags import Calibration, reliability_flag
+from judge.domain.rater_report import RaterStats
 from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric
 
 PANEL = "panel"
@@ -114,30 +131,27 @@ def _column(items: Sequence[ScoredItem], expert: str, dim_id: str) -> list[Any]:
 
 def _expert_baseline(
     dim: Dimension, experts: list[str], items: Sequence[ScoredItem]
-) -> dict[str, Any] | None:
+) -> ExpertBaseline | None:
     if len(experts) < 2:
         return None
     columns = {e: _column(items, e, dim.id) for e in experts}
-    pairs: list[dict[str, Any]] = []
+    pairs: list[ExpertPair] = []
     for a, b in combinations(experts, 2):
         both = [
             (x, y)
             for x, y in zip(columns[a], columns[b], strict=True)
             if x is not None and y is not None
         ]
-        pair: dict[str, Any] = {
-            "a": a,
-            "b": b,
-            "kappa": finite(agreement(dim, columns[a], columns[b])),
-            "n": len(both),
-        }
+        pair = ExpertPair(
+            a=a, b=b, kappa=finite(agreement(dim, columns[a], columns[b])), n=len(both)
+        )
         if dim.scale.type == "ordinal":
-            pair["kappa_observed_categories"] = finite(observed_kappa(columns[a], columns[b]))
+            pair.kappa_observed_categories = finite(observed_kappa(columns[a], columns[b]))
         if label_set(dim) is not None:
-            pair["ac1"] = gwet(dim, columns[a], columns[b])
+            pair.ac1 = gwet(dim, columns[a], columns[b])
         pairs.append(pair)
-    finite_pairs: list[float] = [p["kappa"] for p in pairs if p["kappa"] is not None]
-    loo: list[dict[str, Any]] = []
+    finite_pairs = [p.kappa for p in pairs if p.kappa is not None]
+    loo: list[ExpertVsOthers] = []
     for e in experts:
         others = [
             consensus(dim, [columns[o][i] for o in experts if o != e]) for i in range(len(items))
@@ -145,20 +159,20 @@ def _expert_baseline(
         n = sum(
             1 for x, y in zip(columns[e], others, strict=True) if x is not None and y is not None
         )
-        loo.append({"expert": e, "kappa": finite(agreement(dim, columns[e], others)), "n": n})
-    loo_finite: list[float] = [x["kappa"] for x in loo if x["kappa"] is not None]
-    return {
-        "pairs": pairs,
-        "median": finite(statistics.median(finite_pairs)) if finite_pairs else None,
-        "alpha": alpha(dim, [columns[e] for e in experts]),
-        "fleiss_kappa": fleiss(dim, [columns[e] for e in experts]),
-        "n_experts": len(experts),
-        "n_items": sum(
+        loo.append(ExpertVsOthers(expert=e, kappa=finite(agreement(dim, columns[e], others)), n=n))
+    loo_finite = [x.kappa for x in loo if x.kappa is not None]
+    return ExpertBaseline(
+        pairs=pairs,
+        median=finite(statistics.median(finite_pairs)) if finite_pairs else None,
+        alpha=alpha(dim, [columns[e] for e in experts]),
+        fleiss_kappa=fleiss(dim, [columns[e] for e in experts]),
+        n_experts=len(experts),
+        n_items=sum(
             1 for i in range(len(items)) if sum(columns[e][i] is not None for e in experts) >= 2
         ),
-        "leave_one_out": loo,
-        "leave_one_out_median": finite(statistics.median(loo_finite)) if loo_finite else None,
-    }
+        leave_one_out=loo,
+        leave_one_out_median=finite(statistics.median(loo_finite)) if loo_finite else None,
+    )
 
 
 def _candidates(dim: Dimension, item: ScoredItem) -> int:
@@ -176,10 +190,22 @@ def labelled_with_consensus(
     return experts, [items[i] for i in keep], [gold_all[i] for i in keep]
 
 
+@dataclass(frozen=True)
+class _Evaluation:
+    """Over some items of one dimension: the experts, the items with a consensus label and that
+    label (``gold``), every rater's statistics, and the judges' and experts' columns."""
+
+    experts: list[str]
+    labelled: list[ScoredItem]
+    gold: list[Any]
+    raters: list[RaterStats]
+    judge_columns: list[list[Any]]
+    expert_columns: dict[str, list[Any]]
+
+
 def _evaluate(
     dim: Dimension, items: Sequence[ScoredItem], judges: list[str], resamples: int
-) -> dict[str, Any]:
-    """Consensus, baselines and every rater's statistics over ``items``."""
+) -> _Evaluation:
     experts, labelled, gold = labelled_with_consensus(dim, items)
     expert_columns = {e: _column(labelled, e, dim.id) for e in experts}
 
@@ -204,27 +230,44 @@ def _evaluate(
     judge_columns = [[it.judges.get(m, {}).get(dim.id) for it in labelled] for m in judges]
     panel_pred = [it.aggregate.get(dim.id) for it in labelled]
     raters.append(rater_stats(dim, PANEL, paired(panel_pred), expert_columns, resamples))
-    out: dict[str, Any] = {
-        "items_with_labels": len(gold),
-        "experts": experts,
-        "groups": len({it.group for it in labelled if it.group is not None}) or None,
-        "prevalence": prevalence(dim, gold),
-        "majority_baseline": majority_baseline(dim, gold),
-        "expert_expert": _expert_baseline(dim, experts, items),
-        "consensus_bias_vs_experts": {
-            e: mean_bias(dim, gold, col) for e, col in expert_columns.items()
+    return _Evaluation(experts, labelled, gold, raters, judge_columns, expert_columns)
+
+
+def _measured(
+    dim: Dimension,
+    items: Sequence[ScoredItem],
+    judges: list[str],
+    resamples: int,
+    metric: str | None,
+) -> DimensionReport:
+    """The report of a dimension with expert labels, before its flag."""
+    found = _evaluate(dim, items, judges, resamples)
+    gold, labelled = found.gold, found.labelled
+    report = DimensionReport(
+        scale=dim.scale.type,
+        metric=metric,
+        categories="scale" if dim.scale.type == "ordinal" else None,
+        items_with_labels=len(gold),
+        experts=found.experts,
+        groups=len({it.group for it in labelled if it.group is not None}) or None,
+        prevalence=prevalence(dim, gold),
+        majority_baseline=majority_baseline(dim, gold),
+        expert_expert=_expert_baseline(dim, found.experts, items),
+        consensus_bias_vs_experts={
+            e: mean_bias(dim, gold, col) for e, col in found.expert_columns.items()
         },
-        "raters": raters,
+        raters=found.raters,
         # how far the panel's judges agree with each other (not with the experts)
-        "inter_judge": {
-            "alpha": alpha(dim, judge_columns) if len(judges) >= 2 else None,
-            "fleiss_kappa": fleiss(dim, judge_columns),
-            "n_judges": len(judges),
-        },
-    }
+        inter_judge=InterJudge(
+            alpha=alpha(dim, found.judge_columns) if len(judges) >= 2 else None,
+            fleiss_kappa=fleiss(dim, found.judge_columns),
+            n_judges=len(judges),
+        ),
+        flag=None,
+    )
     if dim.scale.type == "binary":
-        out["balanced"] = _balanced(dim, labelled, gold, judges, resamples)
-    return out
+        report.balanced = _balanced(dim, labelled, gold, judges, resamples)
+    return report
 
 
 def _balanced(
@@ -233,9 +276,9 @@ def _balanced(
     gold: list[Any],
     judges: list[str],
     resamples: int,
-) -> dict[str, Any]:
+) -> BalancedResamples:
     """Per rater: accuracy and F1 on yes/no-balanced resamples (answered items only)."""
-    per_rater: dict[str, Any] = {}
+    per_rater: dict[str, BalancedRates | None] = {}
     for name in [*judges, PANEL]:
         preds = [
             it.aggregate.get(dim.id) if name == PANEL else it.judges.get(name, {}).get(dim.id)
@@ -247,11 +290,11 @@ def _balanced(
             [bool(preds[i]) for i in idx], [bool(gold[i]) for i in idx], groups, resamples
         )
     yes_share = sum(1 for g in gold if g is True) / len(gold) if gold else None
-    return {
-        "natural_prevalence_yes": finite(yes_share),
-        "always_yes_natural": {"accuracy": finite(yes_share), "f1": always_f1(gold, True)},
-        "raters": per_rater,
-    }
+    return BalancedResamples(
+        natural_prevalence_yes=finite(yes_share),
+        always_yes_natural=YesRates(accuracy=finite(yes_share), f1=always_f1(gold, True)),
+        raters=per_rater,
+    )
 
 
 def dimension_report(
@@ -264,58 +307,54 @@ def dimension_report(
     resamples: int = 500,
     policy: ReliabilityPolicy | None = None,
     simulated: bool = False,
-) -> dict[str, Any]:
+) -> DimensionReport:
     policy = policy or rubric.reliability
     metric = metric_name(dim)
     end_to_end = [it for it in items if not it.given]
-    report: dict[str, Any] = {
-        "scale": dim.scale.type,
-        "metric": metric,
-        "categories": "scale" if dim.scale.type == "ordinal" else None,
-    }
     has_labels = any(dim.id in labels for it in end_to_end for labels in it.labels.values())
     if metric is None or not has_labels:
-        experts = sorted({e for it in items for e, lab in it.labels.items() if dim.id in lab})
-        report |= {
-            "items_with_labels": 0 if metric is not None else _labelled(dim, end_to_end),
-            "experts": experts,
-            "expert_expert": None,
-            "raters": [],
-            "flag": None,
-        }
-        return report
-    report |= _evaluate(dim, end_to_end, judges, resamples)
+        return DimensionReport(
+            scale=dim.scale.type,
+            metric=metric,
+            categories="scale" if dim.scale.type == "ordinal" else None,
+            items_with_labels=0 if metric is not None else _labelled(dim, end_to_end),
+            experts=sorted({e for it in items for e, lab in it.labels.items() if dim.id in lab}),
+            expert_expert=None,
+            raters=[],
+            flag=None,
+        )
+    report = _measured(dim, end_to_end, judges, resamples, metric)
     conditioned = [it for it in items if it.given and dim.id not in it.given]
     if any(dim.id in labels for it in conditioned for labels in it.labels.values()):
         given = _evaluate(dim, conditioned, judges, resamples)
-        report["given"] = {
-            "told": sorted({k for it in conditioned for k in it.given}),
-            "items_with_labels": given["items_with_labels"],
-            "raters": given["raters"],
-        }
-    panel = next(r for r in report["raters"] if r["rater"] == PANEL)
-    baseline = report["expert_expert"] or {}
+        report.given = GivenEvaluation(
+            told=sorted({k for it in conditioned for k in it.given}),
+            items_with_labels=len(given.gold),
+            raters=given.raters,
+        )
+    panel = report.rater(PANEL)
+    assert panel is not None
+    baseline = report.expert_expert
     _, labelled, gold = labelled_with_consensus(dim, end_to_end)
     comparison = compare_aggregation(dim, labelled, gold, judges, policy.tolerance)
     calibration = Calibration(
-        run_id,
-        judge_kappa=panel["agreement"],
-        expert_kappa=baseline.get("median"),
-        n=panel["n"],
-        ci95=(panel["ci95"][0], panel["ci95"][1]),
-        coverage=panel["coverage"],
-        expert_n=baseline.get("n_items", 0),
-        n_experts=baseline.get("n_experts", len(report["experts"])),
+        run_id=run_id,
+        judge_kappa=panel.agreement,
+        expert_kappa=baseline.median if baseline else None,
+        n=panel.n,
+        ci95=panel.ci95,
+        coverage=panel.coverage,
+        expert_n=baseline.n_items or 0 if baseline else 0,
+        n_experts=baseline.n_experts or 0 if baseline else len(report.experts),
         simulated=simulated,
         metric=metric,
-        judge_agreement={
-            r["rater"]: r["agreement"] for r in report["raters"] if r["rater"] != PANEL
-        },
-        weighting_helps=comparison.get("weighting_helps"),
-        units=panel.get("resampling_units"),
+        judge_agreement={r.rater: r.agreement for r in report.raters if r.rater != PANEL},
+        weighting_helps=comparison.weighting_helps,
+        units=panel.resampling_units,
     )
     auto = choose_aggregation("auto", calibration, judges, policy)
-    report["aggregation"] = comparison | {"auto": {"method": auto.method, "reason": auto.reason}}
+    comparison.auto = AutoChoice(method=auto.method, reason=auto.reason)
+    report.aggregation = comparison
     flag = reliability_flag(
         policy=policy,
         prior=dim.prior,
@@ -324,38 +363,22 @@ def dimension_report(
         quorum=1,
         disagreement=False,
     )
-    report["expert_baseline_used"] = {
-        "source": flag.expert_source,
-        "why": calibration.expert_baseline_note(policy)
+    report.expert_baseline_used = ExpertBaselineUsed(
+        source=flag.expert_source,
+        why=calibration.expert_baseline_note(policy)
         + (
             ""
             if calibration.expert_baseline_counts(policy)
             else ("; the rubric's published prior stands" if flag.expert_source else "")
         ),
-    }
-    report["flag"] = flag.model_dump()
-    report["flag_inputs"] = _flag_inputs(calibration)
+    )
+    report.flag = flag
+    report.flag_inputs = calibration.evidence()
     return report
 
 
 def _labelled(dim: Dimension, items: Sequence[ScoredItem]) -> int:
     return sum(1 for it in items if any(dim.id in labels for labels in it.labels.values()))
-
-
-def _flag_inputs(calibration: Calibration) -> dict[str, Any]:
-    return {
-        "judge_kappa": calibration.judge_kappa,
-        "expert_kappa": calibration.expert_kappa,
-        "n": calibration.n,
-        "ci95": list(calibration.ci95) if calibration.ci95 else None,
-        "coverage": calibration.coverage,
-        "expert_n": calibration.expert_n,
-        "n_experts": calibration.n_experts,
-        "metric": calibration.metric,
-        "judge_agreement": dict(calibration.judge_agreement),
-        "weighting_helps": calibration.weighting_helps,
-        "units": calibration.units,
-    }
 
 
 def calibration_report(
@@ -367,7 +390,7 @@ def calibration_report(
     resamples: int = 500,
     policy: ReliabilityPolicy | None = None,
     simulated: bool = False,
-) -> dict[str, Any]:
+) -> CalibrationReport:
     policy = policy or rubric.reliability
     dims = {
         d.id: dimension_report(
@@ -382,32 +405,22 @@ def calibration_report(
         )
         for d in rubric.dimensions
     }
-    experts = sorted({e for it in items for e in it.labels})
-    return {
-        "run_id": run_id,
-        "rubric": {"id": rubric.id, "version": rubric.version, "hash": rubric.content_hash},
-        "judges": judges,
-        "experts": experts,
-        "n_items": len(items),
-        "simulated": simulated,
-        "threshold": policy.line,
-        "floor": policy.floor,
-        "min_items": policy.min_items,
-        "min_coverage": policy.min_coverage,
-        "resamples": resamples,
-        "groups": len({it.group for it in items if it.group is not None}) or None,
-        "legend": LEGEND,
-        "dimensions": dims,
-    }
-
-
-def flag_inputs(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """What reliability flags need from a report, per calibrated dimension."""
-    return {
-        dim_id: dim["flag_inputs"]
-        for dim_id, dim in report["dimensions"].items()
-        if dim.get("flag_inputs")
-    }
+    return CalibrationReport(
+        run_id=run_id,
+        rubric=RubricRef(id=rubric.id, version=rubric.version, hash=rubric.content_hash),
+        judges=judges,
+        experts=sorted({e for it in items for e in it.labels}),
+        n_items=len(items),
+        simulated=simulated,
+        threshold=policy.line,
+        floor=policy.floor,
+        min_items=policy.min_items,
+        min_coverage=policy.min_coverage,
+        resamples=resamples,
+        groups=len({it.group for it in items if it.group is not None}) or None,
+        legend=LEGEND,
+        dimensions=dims,
+    )
 
 
 __all__ = [
@@ -418,7 +431,6 @@ __all__ = [
     "calibration_report",
     "consensus",
     "dimension_report",
-    "flag_inputs",
     "metric_name",
     "participant_labels",
 ]

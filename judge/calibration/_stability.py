@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from judge.calibration._scored import ScoredItem
+from judge.domain.calibration_report import CallCost, JudgeStability
 from judge.domain.rubric import Rubric
 from judge.reliability import bootstrap_ci, krippendorff_alpha
 
@@ -45,7 +46,7 @@ def _rounded(x: float) -> float | None:
     return None if math.isnan(x) else round(x, 4)
 
 
-def _stability(level_domain: list[Any] | None, rows: list[list[Any]]) -> dict[str, Any]:
+def _stability(level_domain: list[Any] | None, rows: list[list[Any]]) -> JudgeStability:
     identical = [float(len({repr(v) for v in r}) == 1) for r in rows]
     alpha = _alpha(level_domain, rows)
     low, high = bootstrap_ci(
@@ -54,22 +55,22 @@ def _stability(level_domain: list[Any] | None, rows: list[list[Any]]) -> dict[st
     share_low, share_high = bootstrap_ci(
         lambda drawn: sum(drawn) / len(drawn), identical, n_resamples=RESAMPLES, seed=0
     )
-    return {
-        "n_items": len(rows),
-        "samples": max(len(r) for r in rows),
-        "share_identical": round(sum(identical) / len(rows), 4),
-        "share_identical_ci95": [_rounded(share_low), _rounded(share_high)],
+    return JudgeStability(
+        n_items=len(rows),
+        samples=max(len(r) for r in rows),
+        share_identical=round(sum(identical) / len(rows), 4),
+        share_identical_ci95=(_rounded(share_low), _rounded(share_high)),
         # None when every sample of every item agrees (alpha is 0/0): perfectly stable
-        "alpha": _rounded(alpha),
-        "alpha_ci95": [_rounded(low), _rounded(high)],
-    }
+        alpha=_rounded(alpha),
+        alpha_ci95=(_rounded(low), _rounded(high)),
+    )
 
 
 def intra_judge_stability(
     rubric: Rubric, items: Sequence[ScoredItem]
-) -> dict[str, dict[str, dict[str, Any]]]:
+) -> dict[str, dict[str, JudgeStability]]:
     """dimension -> judge -> stability; empty when no judge took more than one sample."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: dict[str, dict[str, JudgeStability]] = {}
     for dim in rubric.dimensions:
         if dim.scale.type == "free_text":
             continue
@@ -88,12 +89,12 @@ def intra_judge_stability(
     return out
 
 
-def call_cost(panel: _Panel, items: Sequence[ScoredItem]) -> dict[str, Any]:
+def call_cost(panel: _Panel, items: Sequence[ScoredItem]) -> CallCost:
     """Calls per item: what the panel's composition costs (samples x judges) and what the run
     actually made (repairs add calls, cache hits remove them)."""
     made = sum(it.llm_calls for it in items)
-    return {
-        "calls_per_item": panel.calls_per_item(),
-        "measured_calls_per_item": round(made / len(items), 3) if items else None,
-        "n_items": len(items),
-    }
+    return CallCost(
+        calls_per_item=panel.calls_per_item(),
+        measured_calls_per_item=round(made / len(items), 3) if items else None,
+        n_items=len(items),
+    )

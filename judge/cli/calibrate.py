@@ -21,6 +21,8 @@ from rich.table import Table
 from judge.calibration import render_report_html
 from judge.cli._output import console, fail, print_json
 from judge.cli._remote import remote
+from judge.domain.calibration_report import CalibrationReport, DimensionReport
+from judge.domain.rater_report import RaterStats
 from judge.errors import JudgeError
 from judge.labels.label_files import read_label_files
 from judge.labels.rescue import load_rescue_items
@@ -72,62 +74,57 @@ def _fmt(value: Any) -> str:
 _RATES = ("accuracy", "f1", "recall_at_1", "mrr")
 
 
-def _panel_cell(dim: dict[str, Any], panel: dict[str, Any]) -> str:
+def _panel_cell(dim: DimensionReport, panel: RaterStats) -> str:
     """The panel's deciding statistic, then its rates (answered / abstention = miss)."""
-    text = _fmt(panel.get("agreement"))
-    if dim["metric"] == "chance_corrected_recall_at_1":
-        text += f" (chance {_fmt(panel.get('chance_recall_at_1'))})"
+    text = _fmt(panel.agreement)
+    if dim.metric == "chance_corrected_recall_at_1":
+        text += f" (chance {_fmt(panel.chance_recall_at_1)})"
     rates = [
-        f"{k} {_fmt(panel[k])}/{_fmt(panel.get(f'{k}_abstain_as_miss'))}"
-        for k in _RATES
-        if k in panel and (k != "accuracy" or dim["scale"] != "ordinal")
+        f"{rate.name} {_fmt(rate.value)}/{_fmt(rate.abstain_as_miss)}"
+        for rate in panel.rates()
+        if rate.name in _RATES and (rate.name != "accuracy" or dim.scale != "ordinal")
     ]
-    if panel.get("ac1") is not None:
-        rates.insert(0, f"AC1 {_fmt(panel['ac1'])}")
-    balanced = ((dim.get("balanced") or {}).get("raters") or {}).get("panel")
+    if panel.ac1 is not None:
+        rates.insert(0, f"AC1 {_fmt(panel.ac1)}")
+    balanced = dim.balanced.raters.get("panel") if dim.balanced else None
     if balanced:
-        rates.append(
-            f"balanced f1 {_fmt(balanced['f1'])} (always-yes {_fmt(balanced['always_yes']['f1'])})"
-        )
+        rates.append(f"balanced f1 {_fmt(balanced.f1)} (always-yes {_fmt(balanced.always_yes.f1)})")
     return text + (f" [{', '.join(rates)}]" if rates else "")
 
 
-def print_report(report: dict[str, Any]) -> None:
+def print_report(report: CalibrationReport) -> None:
     out = console()
-    rubric = report["rubric"]
-    simulated = " [bold red]SIMULATED JUDGES[/bold red]" if report.get("simulated") else ""
+    rubric = report.rubric
+    simulated = " [bold red]SIMULATED JUDGES[/bold red]" if report.simulated else ""
     out.print(
-        f"[bold]Calibration {report['run_id']}[/bold]{simulated}: {rubric['id']} "
-        f"v{rubric['version']}, {report['n_items']} items, experts {', '.join(report['experts'])}, "
-        f"line κ={report['threshold']}, floor κ={report['floor']}, "
-        f"min_items {report.get('min_items')}, min_coverage {report.get('min_coverage')}"
+        f"[bold]Calibration {report.run_id}[/bold]{simulated}: {rubric.id} "
+        f"v{rubric.version}, {report.n_items} items, experts {', '.join(report.experts)}, "
+        f"line κ={report.threshold}, floor κ={report.floor}, "
+        f"min_items {report.min_items}, min_coverage {report.min_coverage}"
     )
     table = Table(
         "dimension",
         "experts κ",
-        *[j.split("/")[-1] for j in report["judges"]],
+        *[j.split("/")[-1] for j in report.judges],
         "panel",
         "95% CI (panel)",
         "n (coverage)",
         "flag",
     )
-    for dim_id, dim in report["dimensions"].items():
-        if not dim.get("raters"):
-            table.add_row(
-                dim_id, "-", *["-"] * len(report["judges"]), "-", "-", "-", "not calibrated"
-            )
+    for dim_id, dim in report.dimensions.items():
+        panel = dim.rater("panel")
+        if panel is None or dim.flag is None:
+            table.add_row(dim_id, "-", *["-"] * len(report.judges), "-", "-", "-", "not calibrated")
             continue
-        by_rater = {r["rater"]: r for r in dim["raters"]}
-        panel = by_rater["panel"]
-        flag = dim["flag"]
+        flag = dim.flag
         table.add_row(
             dim_id,
-            _fmt(flag.get("expert_kappa")),
-            *[_fmt(by_rater[j].get("agreement")) for j in report["judges"]],
+            _fmt(flag.expert_kappa),
+            *[_fmt(_agreement(dim, j)) for j in report.judges],
             _panel_cell(dim, panel),
-            f"[{_fmt(panel['ci95'][0])}, {_fmt(panel['ci95'][1])}]",
-            f"{panel['n']} ({_fmt(panel.get('coverage'))})",
-            f"{flag['level']}: {', '.join(flag['reasons']) or '-'}",
+            f"[{_fmt(panel.ci95[0])}, {_fmt(panel.ci95[1])}]",
+            f"{panel.n} ({_fmt(panel.coverage)})",
+            f"{flag.level}: {', '.join(flag.reasons) or '-'}",
         )
     out.print(table)
     out.print(
@@ -135,34 +132,43 @@ def print_report(report: dict[str, Any]) -> None:
         "abstention counted as a miss. Experts κ: the median expert pair ("
         "calibration, or the rubric's prior when too few experts or items)."
     )
-    for dim_id, dim in report["dimensions"].items():
-        given = dim.get("given")
+    for dim_id, dim in report.dimensions.items():
+        given = dim.given
         if given:
-            panel = next(r for r in given["raters"] if r["rater"] == "panel")
+            panel = next(r for r in given.raters if r.rater == "panel")
             out.print(
-                f"{dim_id} given {', '.join(given['told'])} (the benchmark's setting, "
-                f"n={panel['n']}): "
-                + ", ".join(f"{k} {_fmt(panel[k])}" for k in ("recall_at_1", "mrr") if k in panel)
+                f"{dim_id} given {', '.join(given.told)} (the benchmark's setting, "
+                f"n={panel.n}): "
+                + ", ".join(
+                    f"{rate.name} {_fmt(rate.value)}"
+                    for rate in panel.rates()
+                    if rate.name in ("recall_at_1", "mrr")
+                )
                 + "; end to end (the judges' own choice) is the row above."
             )
     _print_stability(report)
 
 
-def _print_stability(report: dict[str, Any]) -> None:
+def _agreement(dim: DimensionReport, judge: str) -> float | None:
+    rater = dim.rater(judge)
+    return rater.agreement if rater else None
+
+
+def _print_stability(report: CalibrationReport) -> None:
     """Calls per item and, for judges sampled k > 1 times, their intra-judge stability."""
     out = console()
-    cost = report.get("cost")
+    cost = report.cost
     if cost:
         out.print(
-            f"Calls per item: {cost['calls_per_item']} (samples x judges; measured "
-            f"{_fmt(cost.get('measured_calls_per_item'))})"
+            f"Calls per item: {cost.calls_per_item} (samples x judges; measured "
+            f"{_fmt(cost.measured_calls_per_item)})"
         )
-    for dim_id, judges in (report.get("stability") or {}).items():
+    for dim_id, judges in (report.stability or {}).items():
         for model, entry in judges.items():
-            low, high = entry["alpha_ci95"]
+            low, high = entry.alpha_ci95 or (None, None)
             out.print(
-                f"Stability {dim_id} {model}: {entry['samples']} samples, n={entry['n_items']}, "
-                f"identical {_fmt(entry['share_identical'])}, alpha {_fmt(entry['alpha'])} "
+                f"Stability {dim_id} {model}: {entry.samples} samples, n={entry.n_items}, "
+                f"identical {_fmt(entry.share_identical)}, alpha {_fmt(entry.alpha)} "
                 f"[{_fmt(low)}, {_fmt(high)}]"
             )
 
@@ -236,7 +242,7 @@ def run_calibration(
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", None) or str(exc))
         return
-    report = view["report"]
+    report = CalibrationReport.model_validate(view["report"])
     if report_path:
         report_path.write_text(render_report_html(report), encoding="utf-8")
     if fmt == "json":

@@ -202,7 +202,8 @@ def parse_batch(data: Any) -> BatchView:
 
 
 def parse_calibration(data: Any) -> CalibrationView:
-    return CalibrationView.model_validate(data)
+    # a newer server's report may hold fields this client does not know: they are dropped
+    return CalibrationView.model_validate(data, extra="ignore")
 
 
 def parse_reliability(data: Any) -> ReliabilityHistory:

@@ -13,9 +13,9 @@ replaces the published prior only when two or more experts labelled ``min_items`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from pydantic import ConfigDict, Field
 
+from judge.domain.report_model import Interval, ReportPart
 from judge.domain.result import ReliabilityFlag
 from judge.domain.rubric import Prior, ReliabilityPolicy
 
@@ -27,37 +27,57 @@ SELF_PREFERENCE_EXCLUDED = "self_preference_excluded"
 SELF_PREFERENCE_KEPT = "self_preference_kept"
 
 
-@dataclass(frozen=True)
-class Calibration:
-    """What a calibration run measured for one dimension of one panel and rubric.
+class FlagEvidence(ReportPart):
+    """What a calibration run measured for one dimension: the evidence a reliability flag
+    weighs, stored per dimension with the run (``dimensions_json``, and ``flag_inputs`` in the
+    report) and read back by the flag lookup, so that writer and reader share one spelling.
 
     ``judge_kappa`` is the panel aggregate's agreement with the experts' consensus (named by
     ``metric``), ``n`` the items where both existed, ``ci95`` its bootstrap interval and
     ``coverage`` the share of labelled items the panel answered. ``expert_kappa`` is the
     experts' median pairwise agreement, measured by ``n_experts`` experts on ``expert_n``
-    items that two or more of them labelled. ``simulated`` marks a run whose panel had a
-    simulator persona.
+    items that two or more of them labelled.
 
     For reliability-weighted aggregation (:mod:`judge.domain.aggregation_choice`):
     ``judge_agreement`` is each judge's own agreement with the experts (the same metric, model
     -> value) and ``weighting_helps`` whether the run's cross-validated comparison showed the
     weighted aggregate beating the equal one (None: not evaluated). ``units`` counts the
     independent resampling units (groups, or items) behind ``ci95`` (planning uses it).
+
+    Runs stored before a field existed lack it (the first ones stored only the two kappas):
+    it takes its default, and is not written back (see :mod:`judge.domain.report_model`). A
+    key this model does not know fails validation.
     """
 
-    run_id: str
+    model_config = ConfigDict(frozen=True)
+
     judge_kappa: float | None
     expert_kappa: float | None = None
     n: int = 0
-    ci95: tuple[float | None, float | None] | None = None
+    ci95: Interval | None = None
     coverage: float | None = None
     expert_n: int = 0
     n_experts: int = 0
-    simulated: bool = False
     metric: str | None = None
-    judge_agreement: Mapping[str, float | None] = field(default_factory=dict)
+    judge_agreement: dict[str, float | None] = Field(default_factory=dict)
     weighting_helps: bool | None = None
     units: int | None = None
+
+
+class Calibration(FlagEvidence):
+    """A calibration run's evidence for one dimension of one panel and rubric, with the run it
+    came from; ``simulated`` marks a run whose panel had a simulator persona."""
+
+    run_id: str
+    simulated: bool = False
+
+    @classmethod
+    def of(cls, run_id: str, evidence: FlagEvidence, *, simulated: bool) -> Calibration:
+        return cls(run_id=run_id, simulated=simulated, **dict(evidence))
+
+    def evidence(self) -> FlagEvidence:
+        """What the run stores for this dimension's flags."""
+        return FlagEvidence(**{name: getattr(self, name) for name in FlagEvidence.model_fields})
 
     def passes_evidence_gate(self, policy: ReliabilityPolicy) -> bool:
         """Enough evidence to vouch (docs/DESIGN.md section 2): n >= ``min_items``, the CI's lower

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from judge.domain.calibration_report import CalibrationReport, RubricRef
 from judge.domain.result import ScoreResult
 
 PROBLEM_JSON = "application/problem+json"
@@ -29,12 +30,6 @@ class Problem(BaseModel):
     instance: str
     field: str | None = None
     request_id: str
-
-
-class RubricRef(BaseModel):
-    id: str
-    version: str
-    hash: str
 
 
 class JobStatus(BaseModel):
@@ -137,7 +132,7 @@ class CalibrationView(BaseModel):
     created_at: str
     report_url: str
     progress: CalibrationProgress | None = None
-    report: dict[str, Any] | None = Field(default=None, description="once completed")
+    report: CalibrationReport | None = Field(default=None, description="once completed")
 
 
 class ReliabilityHistory(BaseModel):

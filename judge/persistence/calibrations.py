@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
+from pydantic import TypeAdapter
 from sqlalchemy import select
 from sqlmodel import col
 
-from judge.domain.flags import Calibration
+from judge.domain.flags import Calibration, FlagEvidence
 from judge.domain.rubric import Rubric
 from judge.persistence.database import Database
 from judge.persistence.tables import CalibrationRun
@@ -30,24 +31,13 @@ class _Panel(Protocol):
     def signature(self) -> str: ...
 
 
-def calibration_of(run_id: str, values: Mapping[str, Any], simulated: bool) -> Calibration:
-    """One dimension's entry of a run's ``dimensions_json`` as a :class:`Calibration`."""
-    ci = values.get("ci95")
-    return Calibration(
-        run_id=run_id,
-        judge_kappa=values.get("judge_kappa"),
-        expert_kappa=values.get("expert_kappa"),
-        n=int(values.get("n") or 0),
-        ci95=(ci[0], ci[1]) if isinstance(ci, list) and len(ci) == 2 else None,
-        coverage=values.get("coverage"),
-        expert_n=int(values.get("expert_n") or 0),
-        n_experts=int(values.get("n_experts") or 0),
-        simulated=simulated,
-        metric=values.get("metric"),
-        judge_agreement=dict(values.get("judge_agreement") or {}),
-        weighting_helps=values.get("weighting_helps"),
-        units=values.get("units"),
-    )
+#: a run's ``dimensions_json``: per dimension, the evidence its flags weigh
+STORED_EVIDENCE: TypeAdapter[dict[str, FlagEvidence]] = TypeAdapter(dict[str, FlagEvidence])
+
+
+def evidence_json(evidence: Mapping[str, FlagEvidence]) -> str:
+    """A run's ``dimensions_json`` (what :func:`applicable_calibrations` reads)."""
+    return json.dumps(STORED_EVIDENCE.dump_python(dict(evidence), mode="json"))
 
 
 async def applicable_calibrations(
@@ -85,8 +75,8 @@ async def applicable_calibrations(
             )
             page = rows.all()
             for run_id, dimensions_json, simulated in page:
-                for dim, values in json.loads(dimensions_json).items():
-                    found = calibration_of(run_id, values, bool(simulated))
+                for dim, evidence in STORED_EVIDENCE.validate_json(dimensions_json).items():
+                    found = Calibration.of(run_id, evidence, simulated=bool(simulated))
                     latest.setdefault(dim, found)
                     if found.n >= min_items:
                         enough.setdefault(dim, found)

@@ -4,18 +4,21 @@ read at scrape time, in a thread with its own event loop, outside any service ru
 
 from __future__ import annotations
 
-import json
+import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 from sqlmodel import col
 
+from judge.domain.calibration_report import CalibrationReport
 from judge.persistence.database import missing_sqlite_file, normalise_url
 from judge.persistence.tables import CalibrationRun
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,7 @@ class StoredRun:
     rubric: str
     finished_at: datetime
     canary: bool
-    report: dict[str, Any]
+    report: CalibrationReport
 
 
 def _require_sqlite_file(url: str) -> None:
@@ -65,11 +68,23 @@ async def read_latest_runs(database_url: str) -> list[StoredRun]:
             texts = {r.id: r.report_json for r in reports}
     finally:
         await engine.dispose()
-    return [
-        StoredRun(rubric, finished, canary, json.loads(texts[run_id]))
-        for run_id, rubric, canary, finished in index
-        if texts.get(run_id)
-    ]
+    runs = []
+    for run_id, rubric, canary, finished in index:
+        text = texts.get(run_id)
+        report = _parsed(run_id, text) if text else None
+        if report is not None:
+            runs.append(StoredRun(rubric, finished, canary, report))
+    return runs
+
+
+def _parsed(run_id: str, text: str) -> CalibrationReport | None:
+    """A stored report; None (logged as an error) when it is not one, so that one bad run does
+    not stop the gauges of every other."""
+    try:
+        return CalibrationReport.model_validate_json(text)
+    except ValidationError as exc:
+        log.error("calibration run %s: its stored report does not validate: %s", run_id, exc)
+        return None
 
 
 def _wanted(index: list[tuple[str, str, bool, datetime]]) -> set[str]:

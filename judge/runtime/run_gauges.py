@@ -26,11 +26,12 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from judge.domain.calibration_report import RaterDrift
 from judge.persistence.latest_runs import StoredRun, read_latest_runs
 
 if TYPE_CHECKING:
@@ -44,24 +45,28 @@ DEFAULT_TTL_S = 15.0
 #: a scrape waits at most this long for the database; then it serves the last values
 READ_TIMEOUT_S = 10.0
 
-_DRIFT = {
+#: each drift gauge: its name, help text and the value of a rater's drift it exports
+_DRIFT: dict[str, tuple[str, str, Callable[[RaterDrift], float | None]]] = {
     "kappa_delta": (
         "judge_drift_kappa_delta",
         "Canary run kappa minus the canary baseline's kappa",
+        lambda drift: drift.kappa_delta,
     ),
     "mean_shift": (
         "judge_drift_mean_score_shift",
         "Canary run mean normalised score minus the baseline's",
+        lambda drift: drift.mean_shift,
     ),
     "abstention_delta": (
         "judge_drift_abstention_rate_delta",
         "Canary run abstention rate minus the baseline's",
+        lambda drift: drift.abstention_delta,
     ),
 }
 KAPPA = "judge_calibration_kappa"
 RELIABILITY = "judge_reliability_level"
 CANARY_LAST_RUN = "judge_canary_last_run_timestamp_seconds"
-NAMES = (KAPPA, RELIABILITY, *(name for name, _ in _DRIFT.values()), CANARY_LAST_RUN)
+NAMES = (KAPPA, RELIABILITY, *(name for name, _, _ in _DRIFT.values()), CANARY_LAST_RUN)
 
 
 @dataclass
@@ -88,25 +93,25 @@ def gauges_from_runs(runs: list[StoredRun]) -> RunGauges:
     """The gauges of the latest runs per rubric (see the module docstring)."""
     gauges = RunGauges()
     for rubric, run in _latest(runs).items():
-        for dim_id, dim in run.report.get("dimensions", {}).items():
-            for rater in dim.get("raters", []):
-                if rater.get("agreement") is not None:
-                    gauges.kappa[(rubric, dim_id, rater["rater"])] = float(rater["agreement"])
-            experts = (dim.get("expert_expert") or {}).get("median")
+        for dim_id, dim in run.report.dimensions.items():
+            for rater in dim.raters:
+                if rater.agreement is not None:
+                    gauges.kappa[(rubric, dim_id, rater.rater)] = float(rater.agreement)
+            experts = dim.expert_expert.median if dim.expert_expert else None
             if experts is not None:
                 gauges.kappa[(rubric, dim_id, "experts")] = float(experts)
     for rubric, run in _latest(r for r in runs if not r.canary).items():
-        for dim_id, dim in run.report.get("dimensions", {}).items():
-            level = (dim.get("flag") or {}).get("level")
-            if dim.get("raters") and level in LEVELS:
-                gauges.reliability[(rubric, dim_id)] = level
+        for dim_id, dim in run.report.calibrated().items():
+            if dim.flag is not None:
+                gauges.reliability[(rubric, dim_id)] = dim.flag.level
     for rubric, run in _latest(r for r in runs if r.canary).items():
         gauges.canary_last_run[rubric] = run.finished_at.timestamp()
-        for dim_id, raters in (run.report.get("drift") or {}).items():
-            for rater, values in raters.items():
+        for dim_id, raters in (run.report.drift or {}).items():
+            for name, drift in raters.items():
                 for key, series in gauges.drift.items():
-                    if values.get(key) is not None:
-                        series[(rubric, dim_id, rater)] = float(values[key])
+                    value = _DRIFT[key][2](drift)
+                    if value is not None:
+                        series[(rubric, dim_id, name)] = float(value)
     return gauges
 
 
@@ -128,7 +133,7 @@ def families(gauges: RunGauges) -> list[GaugeMetricFamily]:
         for name in LEVELS:
             level.add_metric((rubric, dim_id, name), 1.0 if name == current else 0.0)
     out = [kappa, level]
-    for key, (name, doc) in _DRIFT.items():
+    for key, (name, doc, _) in _DRIFT.items():
         drift = GaugeMetricFamily(name, doc, labels=DIM_LABELS)
         for labels, value in sorted(gauges.drift[key].items()):
             drift.add_metric(labels, value)

@@ -21,6 +21,7 @@ from judge.calibration import (
     labelled_with_consensus,
     metric_name,
 )
+from judge.domain.calibration_report import CalibrationReport
 from judge.errors import ItemInvalid, JudgeError
 from judge.persistence import jobs as repo
 from judge.services.calibrations import CalibrationService, run_items
@@ -50,8 +51,8 @@ class CalibrationInsights:
         run, items = await run_items(jobs.database, run_id)
         if run.status != "completed" or not run.report_json:
             raise CalibrationNotReady(run_id, run.status)
-        report = json.loads(run.report_json)
-        judges: list[str] = report["judges"]
+        report = CalibrationReport.model_validate_json(run.report_json)
+        judges = report.judges
         rubric = jobs.rubric(run.rubric_id, run.rubric_version)
         tolerance = jobs.scorer.policy(rubric).tolerance
         end_to_end = [it for it in items if not it.given]
@@ -63,8 +64,7 @@ class CalibrationInsights:
                     continue
                 _, labelled, gold = labelled_with_consensus(dim, end_to_end)
                 if labelled:
-                    stored = report["dimensions"].get(dim.id, {}).get("aggregation") or {}
-                    dims[dim.id] = compare_aggregation(
+                    comparison = compare_aggregation(
                         dim,
                         labelled,
                         gold,
@@ -74,7 +74,13 @@ class CalibrationInsights:
                         repeats=repeats,
                         seed=seed,
                         resamples=resamples,
-                    ) | {"auto": stored.get("auto")}  # decided when the run was stored
+                    )
+                    stored = report.dimensions.get(dim.id)
+                    # decided when the run was stored
+                    comparison.auto = (
+                        stored.aggregation.auto if stored and stored.aggregation else None
+                    )
+                    dims[dim.id] = comparison.model_dump(mode="json")
             return dims
 
         # cross-validated bootstraps take seconds: off the event loop (an API serves on it)

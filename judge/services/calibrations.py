@@ -26,19 +26,15 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge import metrics
-from judge.calibration import (
-    ScoredItem,
-    calibration_report,
-    call_cost,
-    flag_inputs,
-    intra_judge_stability,
-)
+from judge.calibration import ScoredItem, calibration_report, call_cost, intra_judge_stability
+from judge.domain.calibration_report import CalibrationReport, PanelRef
 from judge.domain.item import SUPPORTER_ROLES, StoredId
 from judge.domain.rubric import RankedScale, Rubric
 from judge.domain.text_safety import json_problem, text_problem
 from judge.errors import ItemInvalid, JudgeError
 from judge.persistence import jobs as repo
 from judge.persistence import runs
+from judge.persistence.calibrations import evidence_json
 from judge.persistence.database import Database
 from judge.persistence.tables import Batch, CalibrationRun, ScoreJob
 from judge.services.canary_drift import CanaryDrift
@@ -231,18 +227,18 @@ class CalibrationService(BatchRuns):
                 simulated=run.simulated,
             )
         )
-        report["panel"] = {"name": run.panel_name, "judges": judges}
-        report["stability"] = intra_judge_stability(rubric, items)
-        report["cost"] = call_cost(panel, items)
-        report["label"] = run.label
-        report["failed_items"] = finished.failed
+        report.panel = PanelRef(name=run.panel_name, judges=judges)
+        report.stability = intra_judge_stability(rubric, items)
+        report.cost = call_cost(panel, items)
+        report.label = run.label
+        report.failed_items = finished.failed
         report = await self.drift.added(run, report)
         stored = await runs.complete(
             self.jobs.database,
             CalibrationRun,
             run.id,
-            report,
-            dimensions_json=json.dumps(flag_inputs(report)),
+            report.model_dump(mode="json"),
+            dimensions_json=evidence_json(report.flag_inputs()),
         )
         # stored here or by another process: either way stop serving flags from before it
         self.jobs.scorer.calibrations.forget()
@@ -288,7 +284,9 @@ class CalibrationService(BatchRuns):
         if progress is not None:
             view["progress"] = progress
         if run.report_json:
-            view["report"] = json.loads(run.report_json)
+            view["report"] = CalibrationReport.model_validate_json(run.report_json).model_dump(
+                mode="json"
+            )
         return view
 
 

@@ -10,12 +10,12 @@ the experts, shift of the mean rating (on a 0..1 scale), change in abstention ra
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from judge.domain.calibration_report import CalibrationReport
 from judge.errors import JudgeError
 from judge.persistence import canaries as store
 from judge.persistence import runs
@@ -118,7 +118,7 @@ class CanaryService:
 
 
 def _run_summary(run: CalibrationRun) -> dict[str, Any]:
-    report = json.loads(run.report_json) if run.report_json else {}
+    report = CalibrationReport.model_validate_json(run.report_json) if run.report_json else None
     summary: dict[str, Any] = {
         "id": run.id,
         "status": run.status,
@@ -130,16 +130,16 @@ def _run_summary(run: CalibrationRun) -> dict[str, Any]:
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "dimensions": {
             dim_id: {
-                "flag": (dim.get("flag") or {}).get("level"),
-                "metric": dim.get("metric"),
-                "kappa": {
-                    r["rater"]: r.get("agreement", r["kappa"]) for r in dim.get("raters", [])
-                },
+                "flag": dim.flag.level if dim.flag else None,
+                "metric": dim.metric,
+                "kappa": {r.rater: r.agreement for r in dim.raters},
             }
-            for dim_id, dim in report.get("dimensions", {}).items()
-            if dim.get("raters")
+            for dim_id, dim in (report.calibrated() if report else {}).items()
         },
     }
-    if "drift" in report:
-        summary["drift"] = report["drift"]
+    if report and report.drift is not None:
+        summary["drift"] = {
+            dim_id: {rater: drift.model_dump(mode="json") for rater, drift in raters.items()}
+            for dim_id, raters in report.drift.items()
+        }
     return summary

@@ -4,11 +4,10 @@ abstention rate). Calibration runs call :meth:`CanaryDrift.added` before storing
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
 
 from judge.calibration import compare_reports
+from judge.domain.calibration_report import CalibrationReport, CanaryRef
 from judge.persistence import canaries as store
 from judge.persistence import runs
 from judge.persistence.database import Database
@@ -19,7 +18,7 @@ from judge.persistence.tables import CalibrationRun
 class CanaryDrift:
     database: Database
 
-    async def added(self, run: CalibrationRun, report: dict[str, Any]) -> dict[str, Any]:
+    async def added(self, run: CalibrationRun, report: CalibrationReport) -> CalibrationReport:
         """``report`` with the drift section when ``run`` is a canary's run (else as is)."""
         if run.canary_id is None:
             return report
@@ -31,5 +30,7 @@ class CanaryDrift:
         )
         if canary is None or baseline is None or not baseline.report_json:
             return report
-        drift = compare_reports(report, json.loads(baseline.report_json))
-        return report | {"drift": drift, "canary": {"id": canary.id, "name": canary.name}}
+        drift = compare_reports(report, CalibrationReport.model_validate_json(baseline.report_json))
+        return report.model_copy(
+            update={"drift": drift, "canary": CanaryRef(id=canary.id, name=canary.name)}
+        )

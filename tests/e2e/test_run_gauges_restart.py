@@ -106,8 +106,11 @@ def test_gauges_are_exported_at_once_after_an_api_restart(
                 assert gauges[name][kappa_key(dim, model)] == pytest.approx(values[key], abs=1e-9)
     levels = gauges["judge_reliability_level"]
     baseline = runs["baseline"].report
+    assert baseline is not None
     for dim in DIMENSIONS:
-        current = baseline["dimensions"][dim]["flag"]["level"]
+        flag = baseline.dimensions[dim].flag
+        assert flag is not None
+        current = flag.level
         one_hot = {
             level: levels[(("dimension", dim), ("level", level), ("rubric", RUBRIC))]
             for level in ("trusted", "caution", "untrusted")

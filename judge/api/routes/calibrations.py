@@ -28,6 +28,7 @@ from judge.calibration import (
     RESAMPLE_SEED,
     render_report_html,
 )
+from judge.domain.calibration_report import CalibrationReport
 from judge.domain.item import StoredId
 from judge.domain.wire import CalibrationView
 from judge.services.calibration_insights import CalibrationNotReady
@@ -124,7 +125,8 @@ async def get_calibration_report(request: Request[Any, Any, Any], run_id: JobId)
     view = await _view(request, run_id)
     if "report" not in view:
         raise ProblemError(409, f"calibration {run_id} is still {view['status']}", field="id")
-    return Response(render_report_html(view["report"]), media_type="text/html")
+    report = CalibrationReport.model_validate(view["report"])
+    return Response(render_report_html(report), media_type="text/html")
 
 
 class PlanRequest(BaseModel):

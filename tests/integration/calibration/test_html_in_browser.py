@@ -12,11 +12,11 @@ import shutil
 import struct
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from judge.calibration import ScoredItem, calibration_report, render_report_html
+from judge.domain.calibration_report import CalibrationReport, PanelRef
 from judge.rubrics import RubricRegistry
 
 pytestmark = [pytest.mark.integration]
@@ -28,7 +28,7 @@ FLAGS = [
 ]  # fmt: skip
 
 
-def _report() -> dict[str, Any]:
+def _report() -> CalibrationReport:
     couple = RubricRegistry.from_directory().get("rescue-couple")
     items = []
     for i in range(40):
@@ -58,7 +58,7 @@ def _report() -> dict[str, Any]:
     report = calibration_report(
         couple, items, ["openai/accurate"], "browser-check", resamples=100, simulated=True
     )
-    report["panel"] = {"name": "simulated", "judges": ["openai/accurate"]}
+    report.panel = PanelRef(name="simulated", judges=["openai/accurate"])
     return report
 
 

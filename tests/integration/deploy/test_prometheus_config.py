@@ -326,26 +326,22 @@ def _result(rubric: str, tick: int) -> Any:
     )
 
 
-def _canary_report(now_kappa: dict[str, float]) -> dict[str, Any]:
+def _canary_report(now_kappa: dict[str, float]) -> Any:
     """A run's report as the run gauges read it: kappas, experts, flags and drift."""
-    dims: dict[str, Any] = {}
-    drift: dict[str, Any] = {}
-    for dim in ("emotional_reactions", "explorations"):
-        raters = [{"rater": m, "agreement": k} for m, k in now_kappa.items()]
-        dims[dim] = {
-            "raters": raters,
-            "expert_expert": {"median": 0.62},
-            "flag": {"level": "caution"},
+    from tests.fixtures.stored_reports import stored_report
+
+    dims = ("emotional_reactions", "explorations")
+    drift = {
+        m: {
+            "kappa_delta": -0.31 if m == DRIFTED else 0.02,
+            "mean_shift": 0.24 if m == DRIFTED else -0.01,
+            "abstention_delta": 0.0 if m == DRIFTED else 0.01,
         }
-        drift[dim] = {
-            m: {
-                "kappa_delta": -0.31 if m == DRIFTED else 0.02,
-                "mean_shift": 0.24 if m == DRIFTED else -0.01,
-                "abstention_delta": 0.0 if m == DRIFTED else 0.01,
-            }
-            for m in now_kappa
-        }
-    return {"dimensions": dims, "drift": drift}
+        for m in now_kappa
+    }
+    return stored_report(
+        dict.fromkeys(dims, now_kappa), "caution", drift=dict.fromkeys(dims, drift)
+    )
 
 
 def _stored_runs(now: float) -> list[Any]:

@@ -43,7 +43,7 @@ def cal(
     kappa: float | None, low: float | None, n: int = 50, units: int | None = None
 ) -> Calibration:
     ci = (low, 0.9) if low is not None else None
-    return Calibration("r1", judge_kappa=kappa, n=n, ci95=ci, coverage=1.0, units=units)
+    return Calibration(run_id="r1", judge_kappa=kappa, n=n, ci95=ci, coverage=1.0, units=units)
 
 
 def test_plan_of_a_dimension() -> None:

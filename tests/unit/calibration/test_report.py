@@ -1,5 +1,6 @@
 """The calibration report (pure): consensus, expert baseline, per-rater agreement, RESCUE-style
-metrics, the resulting flags, ``flag_inputs`` and the HTML rendering."""
+metrics, the resulting flags, ``flag_inputs`` and the HTML rendering. Most checks read the
+report's JSON (as stored and served)."""
 
 from __future__ import annotations
 
@@ -19,11 +20,11 @@ from judge.calibration import (
     agreement,
     calibration_report,
     consensus,
-    flag_inputs,
     heatmap_svg,
     metric_name,
     render_report_html,
 )
+from judge.domain.calibration_report import CalibrationReport, PanelRef
 from judge.reliability import (
     cohens_kappa,
     fleiss_kappa,
@@ -67,6 +68,11 @@ def items_for(
         )
         for i in range(n)
     ]
+
+
+def report_json(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`calibration_report` as stored (JSON)."""
+    return calibration_report(*args, **kwargs).model_dump(mode="json")
 
 
 def rater(dim_report: dict[str, Any], name: str) -> dict[str, Any]:
@@ -126,7 +132,7 @@ PANEL_COL = [0, 1, 2, 0, 1, 2, 0, 1, 2, 2, 1, 0]
 
 
 @pytest.fixture(scope="module")
-def ordinal_report() -> dict[str, Any]:
+def ordinal() -> CalibrationReport:
     items = items_for(
         "emotional_reactions",
         {"expert1": E1, "expert2": E2, "expert3": E3},
@@ -134,6 +140,11 @@ def ordinal_report() -> dict[str, Any]:
         PANEL_COL,
     )
     return calibration_report(EPITOME, items, JUDGES, "run-ord", resamples=RESAMPLES)
+
+
+@pytest.fixture(scope="module")
+def ordinal_report(ordinal: CalibrationReport) -> dict[str, Any]:
+    return ordinal.model_dump(mode="json")
 
 
 def test_expert_baseline_has_every_pair_and_their_median(ordinal_report: dict[str, Any]) -> None:
@@ -161,7 +172,7 @@ def test_baseline_pairs_count_only_items_both_experts_labelled() -> None:
     items = items_for(
         "interpretations", {"expert1": e1, "expert2": e2, "expert3": e3}, {}, [0, 1, 2, 1, 1, 2]
     )
-    report = calibration_report(EPITOME, items, [], "r", resamples=20)
+    report = report_json(EPITOME, items, [], "r", resamples=20)
     pairs = report["dimensions"]["interpretations"]["expert_expert"]["pairs"]
     assert [p["n"] for p in pairs] == [4, 4, 4]
     assert pairs[0]["kappa"] == pytest.approx(weighted_kappa(e1, e2, "quadratic"), abs=1e-4)
@@ -195,9 +206,7 @@ def test_items_without_expert_labels_are_not_counted() -> None:
         {JUDGES[0]: [0, 1, 2, 2], JUDGES[1]: [0, None, None, 2]},
         [0, 1, 2, 2],
     )
-    dim = calibration_report(EPITOME, items, JUDGES, "r", resamples=20)["dimensions"][
-        "explorations"
-    ]
+    dim = report_json(EPITOME, items, JUDGES, "r", resamples=20)["dimensions"]["explorations"]
     assert dim["items_with_labels"] == 3
     assert (rater(dim, JUDGES[0])["n"], rater(dim, JUDGES[0])["abstained"]) == (3, 0)
     assert (rater(dim, JUDGES[1])["n"], rater(dim, JUDGES[1])["abstained"]) == (2, 1)
@@ -219,7 +228,7 @@ def test_nominal_accuracy_and_kappa() -> None:
     gold = ["attack_attack", "pursue_withdraw", "pursue_withdraw", "repair_softening"] * 2
     pred = ["attack_attack", "pursue_withdraw", "attack_attack", None] * 2
     items = items_for("relation_pattern", {"rescue-bench": gold}, {}, pred)
-    dim = calibration_report(COUPLE, items, [], "r", resamples=50)["dimensions"]["relation_pattern"]
+    dim = report_json(COUPLE, items, [], "r", resamples=50)["dimensions"]["relation_pattern"]
     stats = rater(dim, PANEL)
     assert stats["accuracy"] == pytest.approx(4 / 6, abs=1e-4)  # the abstentions left out
     answered = [(p, g) for p, g in zip(pred, gold, strict=True) if p is not None]
@@ -242,9 +251,7 @@ def test_nominal_multi_rater_agreement_is_fleiss_kappa_for_experts_and_for_judge
         {"openai/a": a, "openai/b": b, "openai/c": c},
         a,
     )
-    report = calibration_report(
-        COUPLE, items, ["openai/a", "openai/b", "openai/c"], "r", resamples=20
-    )
+    report = report_json(COUPLE, items, ["openai/a", "openai/b", "openai/c"], "r", resamples=20)
     dim = report["dimensions"]["relation_pattern"]
     expected = fleiss_kappa([list(row) for row in zip(a, b, c, strict=True)])
     assert 0 < expected < 1
@@ -252,7 +259,7 @@ def test_nominal_multi_rater_agreement_is_fleiss_kappa_for_experts_and_for_judge
     assert dim["inter_judge"]["fleiss_kappa"] == pytest.approx(expected, abs=1e-4)
     assert dim["inter_judge"]["n_judges"] == 3
     # an ordinal dimension has no Fleiss' kappa (its multi-rater figure is ordinal alpha)
-    ordinal = calibration_report(
+    ordinal = report_json(
         EPITOME,
         items_for(
             "emotional_reactions", {"e1": [0, 1, 2, 1], "e2": [0, 1, 1, 1]}, {}, [0, 1, 2, 1]
@@ -271,7 +278,7 @@ def test_binary_precision_recall_f1_of_the_positive_class() -> None:
     # answered: TP 3 (0, 1, 8), FN 1 (2), FP 2 (3, 9), TN 3 (4, 5, 7)
     items = items_for("intervene_now", {"rescue-bench": gold}, {}, pred)
     stats = rater(
-        calibration_report(COUPLE, items, [], "r", resamples=50)["dimensions"]["intervene_now"],
+        report_json(COUPLE, items, [], "r", resamples=50)["dimensions"]["intervene_now"],
         PANEL,
     )
     precision, recall = 3 / 5, 3 / 4
@@ -292,7 +299,7 @@ def test_ranked_recall_at_1_and_mrr() -> None:
         None,  # abstained: left out
     ]
     items = items_for("support_strategy", {"rescue-bench": gold}, {}, pred)
-    dim = calibration_report(COUPLE, items, [], "r", resamples=50)["dimensions"]["support_strategy"]
+    dim = report_json(COUPLE, items, [], "r", resamples=50)["dimensions"]["support_strategy"]
     stats = rater(dim, PANEL)
     assert stats["recall_at_1"] == pytest.approx(1 / 4, abs=1e-4)
     assert stats["mrr"] == pytest.approx((1 + 1 / 2 + 1 / 3 + 0) / 4, abs=1e-4)
@@ -327,7 +334,7 @@ def flag_of(
     experts = {e: v * times for e, v in experts.items()}
     panel = panel * times
     items = items_for(dim_id, experts, dict.fromkeys(JUDGES, panel), panel)
-    report = calibration_report(rubric, items, JUDGES, "run-7", resamples=200)
+    report = report_json(rubric, items, JUDGES, "run-7", resamples=200)
     return report["dimensions"][dim_id]
 
 
@@ -408,14 +415,16 @@ def test_a_single_expert_gives_no_baseline_so_at_best_caution() -> None:
 
 def test_flags_of_a_simulated_run_say_so() -> None:
     items = items_for("emotional_reactions", {"e1": GOLD10, "e2": GOLD10}, {}, GOLD10)
-    report = calibration_report(EPITOME, items, [], "sim", resamples=20, simulated=True)
+    report = report_json(EPITOME, items, [], "sim", resamples=20, simulated=True)
     assert report["simulated"] is True
     assert report["dimensions"]["emotional_reactions"]["flag"]["simulated"] is True
-    assert calibration_report(EPITOME, items, [], "real", resamples=20)["simulated"] is False
+    assert report_json(EPITOME, items, [], "real", resamples=20)["simulated"] is False
 
 
-def test_flag_inputs_carry_the_evidence(ordinal_report: dict[str, Any]) -> None:
-    inputs = flag_inputs(ordinal_report)
+def test_flag_inputs_carry_the_evidence(
+    ordinal: CalibrationReport, ordinal_report: dict[str, Any]
+) -> None:
+    inputs = {k: v.model_dump(mode="json") for k, v in ordinal.flag_inputs().items()}
     dim = ordinal_report["dimensions"]["emotional_reactions"]
     panel = rater(dim, PANEL)
     assert inputs == {
@@ -444,8 +453,8 @@ def test_flag_inputs_carry_the_evidence(ordinal_report: dict[str, Any]) -> None:
         "r",
         resamples=10,
     )
-    got = flag_inputs(single)["focus_intensity"]
-    assert (got["expert_kappa"], got["n_experts"], got["expert_n"], got["n"]) == (None, 1, 0, 3)
+    got = single.flag_inputs()["focus_intensity"]
+    assert (got.expert_kappa, got.n_experts, got.expert_n, got.n) == (None, 1, 0, 3)
 
 
 def test_report_header(ordinal_report: dict[str, Any]) -> None:
@@ -488,7 +497,7 @@ class _Balance(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def full_report() -> dict[str, Any]:
+def full_report() -> CalibrationReport:
     """All three EPITOME dimensions labelled, so the heatmap has three rows."""
     items = [
         ScoredItem(
@@ -513,11 +522,11 @@ def full_report() -> dict[str, Any]:
         for i in range(len(E1))
     ]
     report = calibration_report(EPITOME, items, JUDGES, "run-html", resamples=50)
-    report["panel"] = {"name": "test", "judges": JUDGES}
+    report.panel = PanelRef(name="test", judges=JUDGES)
     return report
 
 
-def test_html_is_a_balanced_page_with_an_svg_heatmap(full_report: dict[str, Any]) -> None:
+def test_html_is_a_balanced_page_with_an_svg_heatmap(full_report: CalibrationReport) -> None:
     page = render_report_html(full_report)
     assert page.lower().startswith("<!doctype html>")
     checker = _Balance()
@@ -532,7 +541,7 @@ def test_html_is_a_balanced_page_with_an_svg_heatmap(full_report: dict[str, Any]
 
 
 def test_heatmap_has_a_row_per_dimension_and_the_threshold_line(
-    full_report: dict[str, Any],
+    full_report: CalibrationReport,
 ) -> None:
     svg = ET.fromstring(heatmap_svg(full_report))
     ns = "{http://www.w3.org/2000/svg}"
@@ -546,20 +555,21 @@ def test_heatmap_has_a_row_per_dimension_and_the_threshold_line(
     assert lines == ["line 0.58"]
     assert any((t.text or "") == "floor 0.40" for t in svg.iter(f"{ns}text"))
     assert len(list(svg.iter(f"{ns}line"))) == 2
-    er = full_report["dimensions"]["emotional_reactions"]
+    er = full_report.model_dump(mode="json")["dimensions"]["emotional_reactions"]
     titles = [c.find(f"{ns}title").text for c in cells]  # type: ignore[union-attr]
     assert f"emotional_reactions / panel: {rater(er, PANEL)['kappa']:.4f}" in titles
     loo = er["expert_expert"]["leave_one_out_median"]
     assert f"emotional_reactions / expert vs others: {loo:.4f}" in titles
 
 
-def test_html_table_has_the_numbers(full_report: dict[str, Any]) -> None:
+def test_html_table_has_the_numbers(full_report: CalibrationReport) -> None:
     page = render_report_html(full_report)
     table = page[page.index("<table>") :]
     rows = re.findall(r"<tr><td>(.*?)</tr>", table)
-    raters = sum(len(d["raters"]) for d in full_report["dimensions"].values())
+    stored = full_report.model_dump(mode="json")
+    raters = sum(len(d["raters"]) for d in stored["dimensions"].values())
     assert len(rows) == raters == 3 * (len(JUDGES) + 1)
-    er = full_report["dimensions"]["emotional_reactions"]
+    er = stored["dimensions"]["emotional_reactions"]
     panel = rater(er, PANEL)
     (panel_row,) = [r for r in rows if r.startswith("emotional_reactions<") and ">panel<" in r]
     cells = re.findall(r"<td>(.*?)</td>", "<td>" + panel_row)

@@ -18,6 +18,11 @@ EPITOME = REGISTRY.get("epitome")
 COUPLE = REGISTRY.get("rescue-couple")
 
 
+def report_json(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`calibration_report` as stored (JSON)."""
+    return calibration_report(*args, **kwargs).model_dump(mode="json")
+
+
 def panel(report: dict[str, Any], dim_id: str, name: str = PANEL) -> dict[str, Any]:
     (found,) = [r for r in report["dimensions"][dim_id]["raters"] if r["rater"] == name]
     return found
@@ -38,7 +43,7 @@ def items(dim_id: str, gold: list[Any], pred: list[Any], **extra: Any) -> list[S
 def test_rates_come_twice_and_coverage_counts_abstentions() -> None:
     gold = ["attack_attack", "pursue_withdraw"] * 5
     pred = ["attack_attack", "pursue_withdraw", None, None, *gold[4:]]
-    report = calibration_report(COUPLE, items("relation_pattern", gold, pred), ["openai/a"], "r")
+    report = report_json(COUPLE, items("relation_pattern", gold, pred), ["openai/a"], "r")
     stats = panel(report, "relation_pattern")
     assert (stats["n"], stats["abstained"], stats["coverage"]) == (8, 2, 0.8)
     assert stats["accuracy"] == 1.0  # over the answered items
@@ -54,7 +59,7 @@ def test_rates_come_twice_and_coverage_counts_abstentions() -> None:
 def test_prevalence_majority_baseline_and_ac1_under_skew() -> None:
     gold = [False] * 18 + [True] * 2
     pred = [False] * 17 + [True] + [True, False]
-    report = calibration_report(COUPLE, items("intervene_now", gold, pred), [], "r")
+    report = report_json(COUPLE, items("intervene_now", gold, pred), [], "r")
     dim = report["dimensions"]["intervene_now"]
     assert dim["prevalence"] == {"label": False, "share": 0.9, "n": 20}
     assert dim["majority_baseline"] == {"label": False, "accuracy": 0.9, "f1": 0.0}
@@ -73,7 +78,7 @@ def test_balancing_is_per_group() -> None:
     gold = [True, False, False, False, True, True, True, False]
     pred = [True, False, True, False, True, True, False, False]
     groups = ["s1"] * 4 + ["s2"] * 4
-    report = calibration_report(
+    report = report_json(
         COUPLE, items("intervene_now", gold, pred, group=groups), [], "r", resamples=50
     )
     # s1 has 1 yes and 3 no, s2 3 yes and 1 no: 1 + 1 of each per draw, 4 items in all
@@ -97,7 +102,7 @@ def test_expert_leave_one_out_consensus_bias_and_confusion() -> None:
         )
         for i in range(6)
     ]
-    report = calibration_report(EPITOME, scored, ["openai/a"], "r", resamples=50)
+    report = report_json(EPITOME, scored, ["openai/a"], "r", resamples=50)
     dim = report["dimensions"]["explorations"]
     loo = {x["expert"]: x for x in dim["expert_expert"]["leave_one_out"]}
     others = [statistics.median([b, c]) for b, c in zip(e2, e3, strict=True)]
@@ -127,7 +132,7 @@ def test_support_target_uses_chance_corrected_recall_at_1() -> None:
     gold = ["Alan", "Evelyn", "Couple", "Alan", "Evelyn", "Couple"]
     pred = [["Alan"], ["Alan", "Evelyn"], ["Couple"], ["Evelyn"], ["Evelyn"], ["Alan"]]
     participants = [("Alan", "Evelyn")] * 6  # k = 3 candidates: chance 1/3
-    report = calibration_report(
+    report = report_json(
         COUPLE, items("support_target", gold, pred, participants=participants), [], "r"
     )
     dim = report["dimensions"]["support_target"]
@@ -151,7 +156,7 @@ def test_items_with_a_given_target_are_evaluated_apart() -> None:
         "support_strategy", gold, [["track"], ["evoke"], ["reframe"], ["track"]],
         given=[{"support_target": "Alan"}] * 4,
     )  # fmt: skip
-    report = calibration_report(COUPLE, end_to_end + told, [], "r", resamples=50)
+    report = report_json(COUPLE, end_to_end + told, [], "r", resamples=50)
     dim = report["dimensions"]["support_strategy"]
     assert dim["items_with_labels"] == 4
     assert panel(report, "support_strategy")["recall_at_1"] == 0.5
@@ -165,7 +170,7 @@ def test_one_session_gives_no_interval_and_so_no_trust() -> None:
     """RESCUE's family subset is one session: a cluster bootstrap over one group would give a
     zero-width interval, so no interval is given and the flag says judge_kappa_uncertain."""
     gold = ["attack_attack", "pursue_withdraw", "repair_softening"] * 20
-    report = calibration_report(
+    report = report_json(
         COUPLE,
         items("relation_pattern", gold, gold, group=["s1"] * 60),
         ["openai/a"],
@@ -180,5 +185,5 @@ def test_one_session_gives_no_interval_and_so_no_trust() -> None:
     flag = report["dimensions"]["relation_pattern"]["flag"]
     assert "judge_kappa_uncertain" in flag["reasons"]
     assert flag["level"] == "caution"
-    ungrouped = calibration_report(COUPLE, items("relation_pattern", gold, gold), [], "r")
+    ungrouped = report_json(COUPLE, items("relation_pattern", gold, gold), [], "r")
     assert panel(ungrouped, "relation_pattern")["ci95"] == [1.0, 1.0]

@@ -49,7 +49,7 @@ def measured(
     if ci is None and kappa is not None:
         ci = (kappa - 0.1, min(1.0, kappa + 0.1))
     return Calibration(
-        "run1",
+        run_id="run1",
         judge_kappa=kappa,
         expert_kappa=expert,
         n=n,

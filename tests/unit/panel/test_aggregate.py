@@ -91,7 +91,7 @@ def calibration(
     helps: bool | None = True,
 ) -> Calibration:
     return Calibration(
-        "run7",
+        run_id="run7",
         judge_kappa=0.7,
         n=n,
         ci95=(low, 0.8),
@@ -206,12 +206,20 @@ def test_weighting_a_dominant_judge_helps_and_agreement_is_held_out() -> None:
     }
     items = scored(gold, columns)
     out = compare_aggregation(ORDINAL, items, gold, JUDGES, Tolerance(), repeats=5, resamples=400)
-    assert out["evaluated"] is True
-    assert out["weights"]["good"] == 1.0
-    assert out["weighted"]["agreement"] > out["equal"]["agreement"] + 0.2
-    assert out["difference"]["ci95"][0] > 0
-    assert out["weighting_helps"] is True
-    assert out["n"] == 80
+    assert out.evaluated is True
+    assert out.weights is not None
+    assert out.weights["good"] == 1.0
+    assert out.weighted is not None
+    assert out.equal is not None
+    assert out.difference is not None
+    weighted, equal, low = out.weighted.agreement, out.equal.agreement, out.difference.ci95[0]
+    assert weighted is not None
+    assert equal is not None
+    assert weighted > equal + 0.2
+    assert low is not None
+    assert low > 0
+    assert out.weighting_helps is True
+    assert out.n == 80
 
 
 def test_equal_judges_show_no_gain() -> None:
@@ -219,8 +227,11 @@ def test_equal_judges_show_no_gain() -> None:
     gold = [rng.randint(1, 5) for _ in range(60)]
     noisy = {m: [min(5, max(1, g + rng.choice([-1, 0, 0, 1]))) for g in gold] for m in JUDGES}
     out = compare_aggregation(ORDINAL, scored(gold, noisy), gold, JUDGES, Tolerance(), repeats=5)
-    assert out["weighting_helps"] is False
-    low, high = out["difference"]["ci95"]
+    assert out.weighting_helps is False
+    assert out.difference is not None
+    low, high = out.difference.ci95
+    assert low is not None
+    assert high is not None
     assert low <= 0 <= high
 
 
@@ -229,10 +240,10 @@ def test_too_few_units_or_one_judge_are_not_evaluated() -> None:
     few = compare_aggregation(
         ORDINAL, scored(gold, dict.fromkeys(JUDGES, gold)), gold, JUDGES, Tolerance()
     )
-    assert (few["evaluated"], few["weighting_helps"]) == (False, None)
-    assert "fewer than 5 per fold" in few["why"]
+    assert (few.evaluated, few.weighting_helps) == (False, None)
+    assert "fewer than 5 per fold" in few.why
     gold = list(itertools.islice(itertools.cycle([1, 2, 3, 4, 5]), 30))
     one = compare_aggregation(
         ORDINAL, scored(gold, {"good": gold}, quorum=1), gold, ["good"], Tolerance()
     )
-    assert (one["evaluated"], one["why"]) == (False, "a single judge")
+    assert (one.evaluated, one.why) == (False, "a single judge")

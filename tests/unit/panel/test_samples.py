@@ -170,22 +170,20 @@ def test_calibration_table_prints_calls_per_item_and_stability(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from judge.cli.calibrate import _print_stability
+    from judge.domain.calibration_report import CallCost, JudgeStability
+    from tests.fixtures.stored_reports import stored_report
 
-    report = {
-        "cost": {"calls_per_item": 9, "measured_calls_per_item": 9.0, "n_items": 4},
-        "stability": {
-            "explorations": {
-                "openai/unstable": {
-                    "n_items": 4,
-                    "samples": 3,
-                    "share_identical": 0.25,
-                    "share_identical_ci95": [0.0, 0.75],
-                    "alpha": 0.31,
-                    "alpha_ci95": [-0.1, 0.6],
-                }
-            }
-        },
-    }
+    report = stored_report({}, "caution")
+    report.cost = CallCost(calls_per_item=9, measured_calls_per_item=9.0, n_items=4)
+    stability = JudgeStability(
+        n_items=4,
+        samples=3,
+        share_identical=0.25,
+        share_identical_ci95=(0.0, 0.75),
+        alpha=0.31,
+        alpha_ci95=(-0.1, 0.6),
+    )
+    report.stability = {"explorations": {"openai/unstable": stability}}
     _print_stability(report)
     out = " ".join(capsys.readouterr().out.split())
     assert "Calls per item: 9" in out

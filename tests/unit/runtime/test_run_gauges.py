@@ -14,32 +14,27 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from judge.domain.calibration_report import CalibrationReport
 from judge.persistence.database import Database
 from judge.persistence.latest_runs import StoredRun
 from judge.persistence.tables import CalibrationRun, Canary
 from judge.runtime.run_gauges import NAMES, RunGaugeCollector, families, gauges_from_runs
+from tests.fixtures.stored_reports import Level, stored_report
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def report(kappa: float, level: str, drift: float | None = None) -> dict[str, Any]:
-    dims = {
-        "warmth": {
-            "raters": [
-                {"rater": "m/a", "agreement": kappa},
-                {"rater": "panel", "agreement": kappa - 0.1},
-                {"rater": "m/b", "agreement": None},
-            ],
-            "expert_expert": {"median": 0.62},
-            "flag": {"level": level},
-        },
-        "not_calibrated": {"raters": [], "flag": {"level": "caution"}},
-    }
-    out: dict[str, Any] = {"dimensions": dims}
-    if drift is not None:
-        values = {"kappa_delta": drift, "mean_shift": 0.2, "abstention_delta": None}
-        out["drift"] = {"warmth": {"m/a": values}}
-    return out
+def report(kappa: float, level: Level, drift: float | None = None) -> CalibrationReport:
+    return stored_report(
+        {"warmth": {"m/a": kappa, "panel": kappa - 0.1, "m/b": None}},
+        level,
+        uncalibrated=["not_calibrated"],
+        drift=(
+            {"warmth": {"m/a": {"kappa_delta": drift, "mean_shift": 0.2, "abstention_delta": None}}}
+            if drift is not None
+            else None
+        ),
+    )
 
 
 def scrape(gauges_collector: Any) -> dict[str, float]:
@@ -101,7 +96,9 @@ def test_every_name_is_described_even_without_runs() -> None:
 
 
 # -- the collector on a database ---------------------------------------------------------------
-def _store(url: str, run_id: str, finished: datetime, body: dict[str, Any], canary: bool) -> None:
+def _store(
+    url: str, run_id: str, finished: datetime, body: CalibrationReport, canary: bool
+) -> None:
     async def run() -> None:
         database = Database(url)
         try:
@@ -131,7 +128,7 @@ def _store(url: str, run_id: str, finished: datetime, body: dict[str, Any], cana
                         panel_signature="s",
                         status="completed",
                         canary_id=canary_id,
-                        report_json=json.dumps(body),
+                        report_json=body.model_dump_json(),
                         finished_at=finished,
                     )
                 )
