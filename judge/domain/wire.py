@@ -15,7 +15,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.domain.result import ScoreResult
-from judge.domain.rubric import Rubric
 
 PROBLEM_JSON = "application/problem+json"
 NDJSON = "application/x-ndjson"
@@ -113,10 +112,16 @@ class RubricSummary(BaseModel):
     dimensions: list[str]
 
 
-class RubricDetail(Rubric):
-    """The rubric file, normalised (see ``judge rubrics show``), and its hash."""
+class RubricDetail(BaseModel):
+    """The rubric file, normalised (see ``judge rubrics show``; every member of the rubric
+    schema, :class:`judge.domain.rubric.Rubric`), and its hash."""
 
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    version: str
     hash: str
+    dimensions: list[dict[str, Any]]
 
 
 class CalibrationProgress(BaseModel):
@@ -175,7 +180,7 @@ class DimensionSummary(BaseModel):
 
     flag: Literal["trusted", "caution", "untrusted"] | None
     metric: str | None
-    kappa: dict[str, float | int | None]
+    kappa: dict[str, float | None]
 
 
 class RunSummary(BaseModel):
@@ -204,9 +209,10 @@ class CanaryHistory(BaseModel):
 
 class ReliabilityHistory(BaseModel):
     rubric_id: str
-    offset: int
-    limit: int
-    next_offset: int | None = Field(description="null on the last page")
+    #: the page (always sent by this version; defaults let a client read an older server)
+    offset: int = 0
+    limit: int | None = None
+    next_offset: int | None = Field(default=None, description="null on the last page")
     calibrations: list[RunSummary]
     canaries: list[CanaryHistory]
 

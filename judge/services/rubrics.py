@@ -26,4 +26,5 @@ def _summary(rubric: Rubric) -> RubricSummary:
 def detail(registry: RubricRegistry, rubric_id: str) -> RubricDetail:
     """One rubric, normalised, with its hash (``rubric_id`` comes from the path)."""
     rubric = registry.get(rubric_id, field="rubric_id")
-    return RubricDetail.model_validate(rubric.model_dump() | {"hash": rubric.content_hash})
+    detail = rubric.model_dump(mode="json") | {"hash": rubric.content_hash}
+    return RubricDetail.model_validate(detail)
