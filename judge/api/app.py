@@ -15,6 +15,7 @@ from litestar import Litestar
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.router import Router
+from pydantic import BaseModel
 
 from judge import __version__, metrics
 from judge.api.auth import require_key
@@ -24,6 +25,7 @@ from judge.api.problems import handle_exception
 from judge.api.quotas import Quotas
 from judge.api.routes import HANDLERS
 from judge.api.state import ApiState
+from judge.domain.wire import wire_json
 from judge.errors import ConfigError
 from judge.runtime.composition import build_runtime
 from judge.runtime.in_process import JobWaiter
@@ -129,6 +131,8 @@ def create_app(settings: Settings) -> Litestar:
         # deny by default: a route without opt={"public": True} needs a key (see auth.py)
         guards=[require_key],
         exception_handlers={Exception: handle_exception},
+        # the services' response models, as their builders set them (judge.domain.wire)
+        type_encoders={BaseModel: wire_json},
         lifespan=[lifespan],
         plugins=plugins,
         request_max_body_size=settings.api.max_body_bytes,

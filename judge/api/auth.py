@@ -11,39 +11,14 @@ routes that need only memory (rubrics) stay up during an outage.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from litestar.connection import ASGIConnection
 from litestar.handlers.base import BaseRouteHandler
 
 from judge.api.problems import ProblemError
+from judge.domain.principal import ADMIN, ANONYMOUS, Principal
 from judge.settings import ApiSettings, is_loopback
-
-ADMIN = "admin"
-
-
-@dataclass(frozen=True)
-class Principal:
-    """Who is calling: an API key, or nobody (``key_id`` None) where keys are not required."""
-
-    key_id: str | None
-    scopes: tuple[str, ...] = ()
-
-    @property
-    def admin(self) -> bool:
-        return ADMIN in self.scopes
-
-    @property
-    def owner(self) -> str | None:
-        """What the caller's new jobs, batches, calibrations and canaries are owned by."""
-        return self.key_id
-
-    def can_read(self, owner: str | None) -> bool:
-        return self.admin or owner == self.key_id
-
-
-ANONYMOUS = Principal(key_id=None)
 
 
 def bearer_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str:

@@ -1,6 +1,8 @@
 """Every error becomes an RFC 9457 problem details response that names the offending field.
 
-Domain errors carry no HTTP codes; this table maps them at the edge. Every problem carries a
+Domain errors carry no HTTP codes; one table (:data:`PROBLEMS`) maps them at the edge, by
+their class or the nearest base class that has a row. A :class:`~judge.errors.JudgeError`
+without a row is a bug and answers 500, like any other unexpected error. Every problem carries a
 ``request_id`` (also the ``X-Request-ID`` response header, and taken from that request header
 when it is a plain token), which every log line about the error repeats: callers get a reason
 and the id to quote, the log has the rest. No exception text from a driver or provider is
@@ -12,6 +14,8 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
@@ -23,14 +27,26 @@ from litestar.exceptions import (
     ValidationException,
 )
 
+from judge.api.idempotency import HEADER as IDEMPOTENCY_HEADER
 from judge.domain.wire import PROBLEM_JSON
 from judge.errors import (
+    BaselineNotCompleted,
+    CalibrationTooLarge,
     ConfigError,
-    DatabaseUnavailable,
+    Conflict,
+    IdempotencyKeyInvalid,
+    IdempotencyKeyReused,
+    InputFileInvalid,
     ItemInvalid,
+    JsonLinesInvalid,
     JudgeError,
+    NotFound,
+    NotReady,
     PanelNotFound,
+    RubricError,
     RubricNotFound,
+    TooLarge,
+    Unavailable,
 )
 
 log = logging.getLogger(__name__)
@@ -50,7 +66,8 @@ def _title(status: int) -> str:
 
 
 class ProblemError(Exception):
-    """Raised by handlers for a precise problem response."""
+    """Raised at the edge itself (authentication, quotas, reading a request) for a precise
+    problem response; errors of the use cases are :class:`~judge.errors.JudgeError`."""
 
     def __init__(self, status: int, detail: str, *, field: str | None = None, **extra: Any) -> None:
         super().__init__(detail)
@@ -106,6 +123,67 @@ def problem(
     return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
+def _message(exc: JudgeError) -> str:
+    return exc.message
+
+
+def _nothing(exc: JudgeError, field: str | None) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class ProblemRow:
+    """How a kind of error is answered: its status, the input it names when the error does
+    not say (``field``), its detail, and members beyond RFC 9457's."""
+
+    status: int
+    field: str | None = None
+    detail: Callable[[Any], str] = _message
+    extra: Callable[[Any, str | None], dict[str, Any]] = _nothing
+    #: a dependency is down: 503 with ``Retry-After``, the error itself only in the log
+    outage: bool = False
+
+
+def _body_rubric(exc: RubricNotFound, field: str | None) -> dict[str, Any]:
+    """A rubric named in the body is echoed (one named in the path is in ``instance``)."""
+    return {"rubric": exc.rubric_id} if field == "rubric" else {}
+
+
+#: the input an ``Idempotency-Key`` problem names
+IDEMPOTENCY_FIELD = f"header.{IDEMPOTENCY_HEADER}"
+
+#: every kind of JudgeError -> its problem (looked up by class, then by base class)
+PROBLEMS: dict[type[JudgeError], ProblemRow] = {
+    NotFound: ProblemRow(404, "id"),
+    RubricNotFound: ProblemRow(404, "rubric", extra=_body_rubric),
+    NotReady: ProblemRow(409, "id"),
+    Conflict: ProblemRow(409, "id"),
+    # 422 rather than 409: a value in the request (a header, a body field) is what is wrong
+    IdempotencyKeyReused: ProblemRow(422, IDEMPOTENCY_FIELD),
+    IdempotencyKeyInvalid: ProblemRow(422, IDEMPOTENCY_FIELD),
+    BaselineNotCompleted: ProblemRow(422, "calibration_id"),
+    TooLarge: ProblemRow(413),
+    CalibrationTooLarge: ProblemRow(413, "items"),
+    ItemInvalid: ProblemRow(422, detail=lambda exc: exc.detail),
+    PanelNotFound: ProblemRow(422, "panel"),
+    JsonLinesInvalid: ProblemRow(422),
+    InputFileInvalid: ProblemRow(422),
+    # the server's own rubric files and settings: not the caller's to fix
+    RubricError: ProblemRow(503),
+    ConfigError: ProblemRow(503),
+    Unavailable: ProblemRow(503, outage=True),
+}
+
+
+def problem_row(kind: type[BaseException]) -> ProblemRow | None:
+    """The row of ``kind`` or of its nearest base class that has one."""
+    for cls in kind.__mro__:
+        row = PROBLEMS.get(cls)
+        if row is not None:
+            return row
+    return None
+
+
 def _validation_field(exc: ValidationException) -> tuple[str | None, str]:
     extra = exc.extra if isinstance(exc.extra, list) else []
     if extra and isinstance(extra[0], dict):
@@ -133,7 +211,8 @@ def _retry_after(request: Request[Any, Any, Any]) -> int:
 
 def _is_outage(request: Request[Any, Any, Any], exc: Exception) -> bool:
     """The database (as the service runtime classifies its errors) or the queue is down."""
-    if isinstance(exc, ConnectionError | DatabaseUnavailable):
+    row = problem_row(type(exc))
+    if isinstance(exc, ConnectionError) or (row is not None and row.outage):
         return True
     state = getattr(request.app.state, "api", None)
     return state is not None and state.runtime.is_outage(exc)
@@ -159,16 +238,10 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
         return problem(request, 422, "the body is nested too deeply to read", field="body")
     if isinstance(exc, ProblemError):
         return problem(request, exc.status, exc.detail, field=exc.field, **exc.extra)
-    if isinstance(exc, ItemInvalid):
-        return problem(request, 422, exc.detail, field=exc.field)
-    if isinstance(exc, RubricNotFound):
-        return problem(request, 404, exc.message, field="rubric", rubric=exc.rubric_id)
-    if isinstance(exc, PanelNotFound):
-        return problem(request, 422, exc.message, field="panel")
-    if isinstance(exc, ConfigError):
-        return problem(request, 503, exc.message)
-    if isinstance(exc, JudgeError):
-        return problem(request, 422, exc.message)
+    row = problem_row(type(exc))
+    if row is not None and isinstance(exc, JudgeError):
+        named = exc.field if exc.field is not None else row.field
+        return problem(request, row.status, row.detail(exc), field=named, **row.extra(exc, named))
     if isinstance(exc, ValidationException):
         field, message = _validation_field(exc)
         if "JSON" in message or "decode" in message.lower() or "Malformed" in str(exc.detail):

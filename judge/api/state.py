@@ -12,6 +12,7 @@ from judge.api.quotas import Quotas
 from judge.runtime.composition import ServiceRuntime
 from judge.services.jobs import CompletionWaiter, Dispatcher
 from judge.services.keys import KeyCache
+from judge.services.submission import Intake
 
 
 @dataclass
@@ -23,6 +24,20 @@ class ApiState:
     keys: KeyCache
     quotas: Quotas
     extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def intake(self) -> Intake:
+        """This process's quotas, dispatcher and waiter, for the use cases that submit jobs
+        (:func:`judge.services.submission.submit_and_wait`)."""
+        api = self.runtime.settings.api
+        return Intake(
+            quota=self.quotas,
+            dispatcher=self.dispatcher,
+            waiter=self.waiter,
+            database=self.runtime.database,
+            max_wait_s=api.max_wait_s,
+            idempotency_ttl_s=api.idempotency_ttl_s,
+        )
 
 
 def api_state(request: Request[Any, Any, Any]) -> ApiState:

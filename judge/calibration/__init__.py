@@ -18,7 +18,6 @@ from judge.calibration._aggregation_comparison import (
 )
 from judge.calibration._agreement import (
     CSV_FIELDS,
-    AgreementInputError,
     AgreementResult,
     AgreementRow,
     AlphaRow,
@@ -51,7 +50,6 @@ __all__ = [
     "DEFAULT_RESAMPLES",
     "PANEL",
     "RESAMPLE_SEED",
-    "AgreementInputError",
     "AgreementResult",
     "AgreementRow",
     "AlphaRow",

@@ -18,9 +18,9 @@ from typing import Literal
 
 import numpy as np
 
+from judge.errors import AgreementInputError
 from judge.labels.annotator_files import (
     AnnotatorFile,
-    AnnotatorFileError,
     Key,
     is_missing,
 )
@@ -42,10 +42,6 @@ CSV_FIELDS = ("dimension", "rater_a", "rater_b", "kappa", "n")
 _MAX_LABELS = 50
 _MAX_LABEL_CHARS = 60
 _MAX_LABEL_WORDS = 4
-
-
-class AgreementInputError(AnnotatorFileError):
-    """Bad input for ``judge agreement``; the message names the file and column."""
 
 
 def _number(cell: str) -> float | None:

@@ -24,7 +24,6 @@ from rich.table import Table
 
 from judge.calibration import (
     CSV_FIELDS,
-    AgreementInputError,
     AgreementResult,
     AgreementRow,
     AlphaRow,
@@ -32,7 +31,8 @@ from judge.calibration import (
     compute_agreement,
 )
 from judge.cli._output import console, fail
-from judge.labels.annotator_files import AnnotatorFileError, read_annotator_file
+from judge.errors import AgreementInputError, AnnotatorFileError
+from judge.labels.annotator_files import read_annotator_file
 
 
 def _json_float(value: float) -> float | None:

@@ -22,7 +22,9 @@ from judge.calibration import render_report_html
 from judge.cli._output import console, fail, print_json
 from judge.cli._remote import remote
 from judge.domain.calibration_report import CalibrationReport, DimensionReport
+from judge.domain.principal import OPERATOR
 from judge.domain.rater_report import RaterStats
+from judge.domain.wire import wire_json
 from judge.errors import JudgeError
 from judge.labels.label_files import read_label_files
 from judge.labels.rescue import load_rescue_items
@@ -45,7 +47,7 @@ async def _run_here(
         await runtime.jobs.run_all(job_ids)
         # the last job's follower has stored the report; if it failed (logged), store it now
         await runtime.calibrations.finalize(run.id)
-        return await runtime.calibrations.view(run.id)
+        return wire_json(await runtime.calibrations.view(OPERATOR, run.id))
 
 
 #: ``judge calibrate --url`` waits this long for the run (a large set on a slow panel)

@@ -20,6 +20,7 @@ from judge.cli._run_reads import (
     read_remote,
     simulated_banner,
 )
+from judge.domain.principal import OPERATOR
 from judge.errors import JudgeError
 
 
@@ -146,6 +147,7 @@ def plan(
             data = asyncio.run(
                 read_here(
                     lambda rt: rt.insights.plan(
+                        OPERATOR,
                         rubric_id=rubric_id,
                         panel_name=panel,
                         target=target_ci_lower,

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from judge.cli._output import FORMAT_OPTION, console, fail, print_json
 from judge.cli._runtime import service_runtime
+from judge.domain.principal import OPERATOR
 from judge.errors import JudgeError
 from judge.runtime.composition import ServiceRuntime
 from judge.settings import Settings, load_settings
@@ -67,7 +68,9 @@ def add(run_id: str, every: str, name: str | None) -> None:
     """Register a canary whose baseline is the calibration run RUN."""
     interval = parse_interval(every)
     created = _with_runtime(
-        lambda rt: rt.canaries.register(baseline_run_id=run_id, interval_s=interval, name=name)
+        lambda rt: rt.canaries.register(
+            OPERATOR, baseline_run_id=run_id, interval_s=interval, name=name
+        )
     )
     click.echo(
         f"canary {created.id} ({created.name}): {created.rubric_id}, "

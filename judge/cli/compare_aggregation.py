@@ -18,6 +18,7 @@ from judge.cli._run_reads import (
     read_remote,
     simulated_banner,
 )
+from judge.domain.principal import OPERATOR
 from judge.errors import JudgeError
 
 
@@ -89,7 +90,7 @@ def compare_aggregation(
             data = read_remote(url, key, lambda c: c.compare_aggregation(run_id, **options))
         else:
             data = asyncio.run(
-                read_here(lambda rt: rt.insights.compare_aggregation(run_id, **options))
+                read_here(lambda rt: rt.insights.compare_aggregation(OPERATOR, run_id, **options))
             )
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", None) or str(exc))

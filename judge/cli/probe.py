@@ -15,6 +15,8 @@ from rich.table import Table
 from judge.cli._output import console, fail, print_json
 from judge.cli._remote import remote
 from judge.cli.score import read_items
+from judge.domain.principal import OPERATOR
+from judge.domain.wire import wire_json
 from judge.errors import JudgeError
 from judge.services.probes import (
     DEFAULT_FILLER_WORDS,
@@ -44,7 +46,7 @@ async def _run_here(
         await runtime.jobs.run_all(job_ids)
         # the last job's follower has stored the report; if it failed (logged), store it now
         await runtime.probes.finalize(run.id)
-        return await runtime.probes.view(run.id)
+        return wire_json(await runtime.probes.view(OPERATOR, run.id))
 
 
 def _fmt(value: Any) -> str:

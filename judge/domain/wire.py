@@ -1,22 +1,32 @@
 """The service's response bodies on the wire: what the API documents (``/schema/openapi.json``)
 and what :mod:`judge.client` parses.
 
-Handlers build plain dicts; these models only describe them, so that clients and the fuzzer
-(schemathesis, tests/e2e/test_api_fuzz.py) can check every documented response against
-them. Objects may carry more fields than listed; the listed ones are always there.
+The services build these models and the API returns them as they are, so the documented shape
+is the served one (the fuzzer, schemathesis in tests/e2e/test_api_fuzz.py, checks every
+response against it). On the wire a model carries exactly the fields its builder set
+(:func:`wire_json`): an optional field that does not apply is absent, not null. Objects may
+carry more fields than listed; the listed ones without a default are always there.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from judge.domain.calibration_report import CalibrationReport, RubricRef
+# RubricRef, the rubric reference of every view, is defined with the report (re-exported)
+from judge.domain.calibration_report import CalibrationReport
+from judge.domain.calibration_report import RubricRef as RubricRef
 from judge.domain.result import ScoreResult
 
 PROBLEM_JSON = "application/problem+json"
 NDJSON = "application/x-ndjson"
+
+
+def wire_json(model: BaseModel) -> dict[str, Any]:
+    """A response model as JSON data: the fields its builder set (see the module's doc)."""
+    data: dict[str, Any] = model.model_dump(mode="json", exclude_unset=True)
+    return data
 
 
 class Problem(BaseModel):
@@ -47,6 +57,9 @@ class JobStatus(BaseModel):
 
 class CompletedScore(ScoreResult):
     """A completed score (docs/DESIGN.md section 3): the result, with the job's id and status."""
+
+    #: read back from the stored result: a member this version does not list is kept
+    model_config = ConfigDict(extra="allow")
 
     id: str
     item_id: str | None
@@ -97,7 +110,10 @@ class RubricSummary(BaseModel):
 
 
 class RubricDetail(BaseModel):
-    """The rubric file, normalised (see ``judge rubrics show``)."""
+    """The rubric file, normalised (see ``judge rubrics show``; every member of the rubric
+    schema, :class:`judge.domain.rubric.Rubric`), and its hash."""
+
+    model_config = ConfigDict(extra="allow")
 
     id: str
     version: str
@@ -106,6 +122,8 @@ class RubricDetail(BaseModel):
 
 
 class CalibrationProgress(BaseModel):
+    """A run's items (a probe's variants): how many, and how many finished."""
+
     total: int
     completed: int
     failed: int
@@ -135,10 +153,65 @@ class CalibrationView(BaseModel):
     report: CalibrationReport | None = Field(default=None, description="once completed")
 
 
+class ProbeView(BaseModel):
+    """A bias probe (``kind``: verbosity, order or self-preference) and, once completed, its
+    report."""
+
+    id: str
+    kind: str
+    status: Literal["queued", "running", "finalizing", "completed", "failed"] = Field(
+        description=RUN_STATUS_DESCRIPTION
+    )
+    rubric: RubricRef
+    panel_name: str
+    simulated: bool = False
+    n_items: int
+    created_at: str
+    progress: CalibrationProgress | None = None
+    report: dict[str, Any] | None = Field(default=None, description="once completed")
+
+
+class DimensionSummary(BaseModel):
+    """A dimension of a calibration run in the reliability history: its flag, the statistic
+    that decided it, and each rater's agreement with the experts."""
+
+    flag: Literal["trusted", "caution", "untrusted"] | None
+    metric: str | None
+    kappa: dict[str, float | None]
+
+
+class RunSummary(BaseModel):
+    id: str
+    status: str
+    label: str | None
+    panel_name: str
+    rubric_version: str
+    simulated: bool
+    created_at: str
+    finished_at: str | None
+    dimensions: dict[str, DimensionSummary]
+    drift: dict[str, Any] | None = Field(default=None, description="a canary run's drift")
+
+
+class CanaryHistory(BaseModel):
+    id: str
+    name: str
+    panel_name: str
+    baseline_run_id: str
+    interval_s: float
+    enabled: bool
+    last_run_at: str | None
+    runs: list[RunSummary]
+
+
 class ReliabilityHistory(BaseModel):
     rubric_id: str
-    calibrations: list[dict[str, Any]]
-    canaries: list[dict[str, Any]]
+    #: the page (always sent by this version; defaults let a client read an older server)
+    offset: int = 0
+    limit: int | None = None
+    next_offset: int | None = Field(default=None, description="null on the last page")
+    calibrations: list[RunSummary]
+    canaries: list[CanaryHistory]
 
 
 class CanaryView(BaseModel):
@@ -148,6 +221,7 @@ class CanaryView(BaseModel):
     panel_name: str
     baseline_run_id: str
     interval_s: float
+    owner_key_id: str | None = Field(default=None, description="the API key that created it")
     enabled: bool
     created_at: str
     last_run_at: str | None

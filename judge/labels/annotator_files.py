@@ -13,15 +13,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.errors import JudgeError
+from judge.errors import AnnotatorFileError
 
 Key = tuple[str, ...]
 MISSING_CELLS = frozenset({"", "na", "n/a", "nan", "null", "none"})
 _UNNAMED = re.compile(r"^Unnamed: \d+(_level_\d+)?$")
-
-
-class AnnotatorFileError(JudgeError):
-    """An annotator file cannot be read; the message names the file (and line or column)."""
 
 
 def is_missing(cell: str) -> bool:

@@ -20,14 +20,10 @@ from typing import Any
 from judge.domain.jsonl import read_jsonl_strict
 from judge.domain.rubric import Rubric
 from judge.domain.transcript import TEXT_COLUMNS, item_from_row
-from judge.errors import JsonLinesInvalid
-from judge.labels.annotator_files import AnnotatorFileError, is_missing, read_annotator_file
+from judge.errors import JsonLinesInvalid, LabelFileError
+from judge.labels.annotator_files import is_missing, read_annotator_file
 
 _TRUE, _FALSE = {"true", "yes", "y", "t"}, {"false", "no", "n", "f"}
-
-
-class LabelFileError(AnnotatorFileError):
-    pass
 
 
 def _value(raw: str) -> Any:

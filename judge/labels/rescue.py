@@ -51,17 +51,13 @@ from typing import Any
 
 from judge.domain.jsonl import read_jsonl_strict
 from judge.domain.rubric import NominalScale, RankedScale, Rubric
-from judge.errors import JsonLinesInvalid, JudgeError
+from judge.errors import JsonLinesInvalid, RescueFileError
 
 EXPERT = "rescue-bench"
 GIVEN_TARGET_SUFFIX = "#given-target"
 THERAPIST_ID = "therapist"
 _THERAPIST_NAMES = frozenset({"therapist"})
 _GROUP_LABELS = {"couple": "Couple", "family": "Family"}
-
-
-class RescueFileError(JudgeError):
-    pass
 
 
 def read_sessions(path: Path) -> list[dict[str, Any]]:

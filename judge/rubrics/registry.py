@@ -51,8 +51,11 @@ class RubricRegistry:
     def all(self) -> list[Rubric]:
         return [self._by_id[i] for i in self.ids()]
 
-    def get(self, rubric_id: str, version: str | None = None) -> Rubric:
+    def get(
+        self, rubric_id: str, version: str | None = None, *, field: str | None = None
+    ) -> Rubric:
+        """The rubric; :class:`RubricNotFound` (about the input ``field``) when unknown."""
         rubric = self._by_id.get(rubric_id)
         if rubric is None or (version is not None and rubric.version != version):
-            raise RubricNotFound(rubric_id, version)
+            raise RubricNotFound(rubric_id, version, field=field)
         return rubric

@@ -24,7 +24,7 @@ from judge.persistence.database import Database, DatabaseNotMigrated, is_unavail
 from judge.persistence.keys import KeyStore
 from judge.persistence.probes import SqlProbeFlags
 from judge.rubrics import RubricRegistry
-from judge.services.batches import BatchReader
+from judge.services.batches import BatchService
 from judge.services.calibration_insights import CalibrationInsights
 from judge.services.calibrations import CALIBRATION, CalibrationService
 from judge.services.canaries import CanaryService
@@ -32,6 +32,7 @@ from judge.services.canary_drift import CanaryDrift
 from judge.services.jobs import JobService
 from judge.services.probes import PROBE, ProbeService
 from judge.services.runs import RunFollower
+from judge.services.scores import ScoreService
 from judge.services.scoring import NoProbeFlags, ProbeFlagLookup, Scorer, StaticCalibrations
 from judge.settings import Settings
 
@@ -50,7 +51,8 @@ class ServiceRuntime:
     canaries: CanaryService
     insights: CalibrationInsights
     probes: ProbeService
-    batches: BatchReader
+    batches: BatchService
+    scores: ScoreService
     call_cache: SqlCallCache | None = None
     llm_paths: RoutingClient | None = None
 
@@ -192,5 +194,6 @@ def build_runtime(
         canaries=CanaryService(calibrations),
         insights=CalibrationInsights(calibrations),
         probes=probes,
-        batches=BatchReader(database),
+        batches=BatchService(jobs),
+        scores=ScoreService(jobs),
     )

@@ -1,78 +1,110 @@
-"""What the API shows of a batch: its progress view and its results, page by page, in
-submission order. Reads only."""
+"""Batches: submit one (its valid lines become jobs, the others rejections), its progress, and
+its results page by page in submission order, as the caller may see them."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judge.domain.principal import Principal
+from judge.domain.wire import BatchView, CompletedLine, JobStatusLine, Rejection, RubricRef
+from judge.errors import BatchNotFound, BatchTooLarge, ItemInvalid
 from judge.persistence import jobs as repo
-from judge.persistence.database import Database
-from judge.services.jobs import job_view
+from judge.services.access import check_readable
+from judge.services.idempotency import IdempotencyKey, Submission
+from judge.services.jobs import JobService
+from judge.services.scores import job_view
+from judge.services.submission import Intake, Persisted, submit_and_wait
 
-
-@dataclass(frozen=True)
-class FoundBatch:
-    """A batch's public view, with its owner for the caller's access check."""
-
-    owner_key_id: str | None  # whose it is (for the caller's access check), not shown
-    view: dict[str, Any]
+#: one line of a batch's results
+ResultLine = CompletedLine | JobStatusLine
 
 
 @dataclass
-class BatchReader:
-    database: Database
+class BatchService:
+    jobs: JobService
 
-    async def view(self, batch_id: str) -> FoundBatch | None:
-        """The batch's progress as ``GET /v1/batches/{id}`` shows it; None if unknown."""
+    async def submit(
+        self,
+        who: Principal,
+        intake: Intake,
+        *,
+        rubric_id: str,
+        panel_name: str | None,
+        lines: Sequence[tuple[int, Any | Rejection]],
+        idempotency: IdempotencyKey | None = None,
+    ) -> BatchView:
+        """Submit numbered lines (items, or the rejections of lines that could not be read)."""
+        limit = self.jobs.settings.api.max_batch_items
+        if len(lines) > limit:
+            raise BatchTooLarge(limit, len(lines))
+        if not lines:
+            raise ItemInvalid("items", "the batch has no items")
+
+        async def persist(record: Submission | None) -> Persisted:
+            batch, job_ids = await self.jobs.submit_batch(
+                rubric_id=rubric_id,
+                panel_name=panel_name,
+                lines=lines,
+                owner=who.owner,
+                idempotency=record,
+            )
+            return Persisted(batch.id, job_ids)
+
+        submitted = await submit_and_wait(
+            intake, who, persist, items=len(lines), resource="batches", idempotency=idempotency
+        )
+        return await self.view(who, submitted.id)
+
+    async def view(self, who: Principal, batch_id: str) -> BatchView:
+        """The batch's progress as ``GET /v1/batches/{id}`` shows it."""
         # on the database's read loop and pool (a poll never waits behind running jobs), in
         # one statement
-        found = await self.database.read(
+        found = await self.jobs.database.read(
             lambda session: repo.batch_with_progress(session, batch_id)
         )
         if found is None:
-            return None
+            raise BatchNotFound(batch_id)
         batch, progress = found
-        return FoundBatch(
-            owner_key_id=batch.owner_key_id,
-            view={
-                "id": batch.id,
-                "status": progress.status,
-                "rubric": {
-                    "id": batch.rubric_id,
-                    "version": batch.rubric_version,
-                    "hash": batch.rubric_hash,
-                },
-                "panel_name": batch.panel_name,
-                "total": progress.total,
-                "queued": progress.queued,
-                "running": progress.running,
-                "completed": progress.completed,
-                "failed": progress.failed,
-                "rejected": batch.rejected,
-                "rejections": json.loads(batch.rejections_json),
-                "created_at": batch.created_at.isoformat(),
-                "results": f"/v1/batches/{batch.id}/results",
-            },
+        check_readable(who, batch.owner_key_id, BatchNotFound(batch_id))
+        return BatchView(
+            id=batch.id,
+            status=progress.status,
+            rubric=RubricRef(
+                id=batch.rubric_id, version=batch.rubric_version, hash=batch.rubric_hash
+            ),
+            panel_name=batch.panel_name,
+            total=progress.total,
+            queued=progress.queued,
+            running=progress.running,
+            completed=progress.completed,
+            failed=progress.failed,
+            rejected=batch.rejected,
+            rejections=json.loads(batch.rejections_json),
+            created_at=batch.created_at.isoformat(),
+            results=f"/v1/batches/{batch.id}/results",
         )
 
-    async def result_pages(self, batch_id: str, page: int) -> AsyncIterator[list[dict[str, Any]]]:
-        """Each job's view (with its ``line`` and ``batch_id``), ``page`` jobs at a time.
-        A session per page, released before the page is yielded: a slow reader holds no
-        database connection."""
+    async def results(
+        self, who: Principal, batch_id: str, page: int
+    ) -> AsyncIterator[list[ResultLine]]:
+        """The batch's results (checked readable now, before the first page is read)."""
+        await self.view(who, batch_id)
+        return self._result_pages(batch_id, page)
+
+    async def _result_pages(self, batch_id: str, page: int) -> AsyncIterator[list[ResultLine]]:
+        """Each job's view with its ``line``, ``page`` jobs at a time. A session per page,
+        released before the page is yielded: a slow reader holds no database connection."""
         after = -1
         while True:
-            async with self.database.session() as session:
+            async with self.jobs.database.session() as session:
                 jobs = await repo.batch_jobs_page(session, batch_id, after=after, limit=page)
             if not jobs:
                 return
-            views = []
-            for job in jobs:
-                view = job_view(job)
-                view["line"] = job.position
-                view["batch_id"] = batch_id
-                views.append(view)
-            yield views
+            yield [
+                job_view(job, CompletedLine, JobStatusLine, line=job.position, batch_id=batch_id)
+                for job in jobs
+            ]
             after = jobs[-1].position if jobs[-1].position is not None else after + page

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,15 +22,11 @@ from judge.calibration import (
     metric_name,
 )
 from judge.domain.calibration_report import CalibrationReport
-from judge.errors import ItemInvalid, JudgeError
+from judge.domain.principal import Principal
+from judge.errors import CalibrationNotFound, CalibrationNotReady, ItemInvalid
 from judge.persistence import jobs as repo
+from judge.services.access import can_read, check_readable
 from judge.services.calibrations import CalibrationService, run_items
-
-
-class CalibrationNotReady(JudgeError):
-    def __init__(self, run_id: str, status: str) -> None:
-        super().__init__(f"calibration {run_id} is still {status}")
-        self.status = status
 
 
 @dataclass
@@ -39,6 +35,7 @@ class CalibrationInsights:
 
     async def compare_aggregation(
         self,
+        who: Principal,
         run_id: str,
         *,
         folds: int = DEFAULT_FOLDS,
@@ -49,6 +46,7 @@ class CalibrationInsights:
         """Equal vs weighted aggregation on a completed run, per dimension, cross-validated."""
         jobs = self.calibrations.jobs
         run, items = await run_items(jobs.database, run_id)
+        check_readable(who, run.owner_key_id, CalibrationNotFound(run_id))
         if run.status != "completed" or not run.report_json:
             raise CalibrationNotReady(run_id, run.status)
         report = CalibrationReport.model_validate_json(run.report_json)
@@ -95,12 +93,12 @@ class CalibrationInsights:
         }
 
     async def _batch_pool(
-        self, batch_id: str, rubric_id: str, panel_name: str, can_read: Callable[[Any], bool]
+        self, who: Principal, batch_id: str, rubric_id: str, panel_name: str
     ) -> list[Any]:
         jobs = self.calibrations.jobs
         async with jobs.database.session() as session:
             batch = await repo.get_batch(session, batch_id)
-            if batch is None or not can_read(batch.owner_key_id):
+            if batch is None or not can_read(who, batch.owner_key_id):
                 raise ItemInvalid("pool_batch", f"no batch with id {batch_id!r}")
             if batch.rubric_id != rubric_id:
                 raise ItemInvalid(
@@ -120,6 +118,7 @@ class CalibrationInsights:
 
     async def plan(
         self,
+        who: Principal,
         *,
         rubric_id: str,
         panel_name: str | None,
@@ -129,7 +128,6 @@ class CalibrationInsights:
         pool_batch: str | None = None,
         budget: int | None = None,
         seed: int = 0,
-        can_read: Callable[[Any], bool] = lambda _owner: True,
     ) -> dict[str, Any]:
         """The labelling plan of a rubric and panel (see :mod:`judge.calibration._plan`)."""
         jobs = self.calibrations.jobs
@@ -139,7 +137,7 @@ class CalibrationInsights:
         if pool is not None and pool_batch is not None:
             raise ItemInvalid("pool_batch", "give either a pool or a pool_batch, not both")
         if pool_batch is not None:
-            pool = await self._batch_pool(pool_batch, rubric.id, panel.name, can_read)
+            pool = await self._batch_pool(who, pool_batch, rubric.id, panel.name)
         if budget is not None and budget < 1:
             raise ItemInvalid("budget", "must be at least 1")
         if target is not None and not -1 <= target <= 1:

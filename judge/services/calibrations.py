@@ -27,11 +27,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge import metrics
 from judge.calibration import ScoredItem, calibration_report, call_cost, intra_judge_stability
-from judge.domain.calibration_report import CalibrationReport, PanelRef
+from judge.domain.calibration_report import PanelRef
 from judge.domain.item import SUPPORTER_ROLES, StoredId
+from judge.domain.principal import Principal
 from judge.domain.rubric import RankedScale, Rubric
 from judge.domain.text_safety import json_problem, text_problem
-from judge.errors import ItemInvalid, JudgeError
+from judge.domain.wire import CalibrationView
+from judge.errors import CalibrationNotFound, CalibrationTooLarge, ItemInvalid
 from judge.persistence import jobs as repo
 from judge.persistence import runs
 from judge.persistence.calibrations import evidence_json
@@ -39,7 +41,8 @@ from judge.persistence.database import Database
 from judge.persistence.tables import Batch, CalibrationRun, ScoreJob
 from judge.services.canary_drift import CanaryDrift
 from judge.services.jobs import DB_REFUSED, JobService, new_id
-from judge.services.runs import BatchRuns, progress_view, view_status
+from judge.services.runs import BatchRuns, run_fields
+from judge.services.submission import Intake
 
 CALIBRATION = "calibration"
 
@@ -52,15 +55,6 @@ class LabelledItem(BaseModel):
     id: StoredId | None = None
     item: dict[str, Any]
     labels: dict[str, dict[str, Any]] = Field(min_length=1, description="expert -> dim -> value")
-
-
-class CalibrationTooLarge(JudgeError):
-    pass
-
-
-class CalibrationNotFound(JudgeError):
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"no calibration run with id {run_id!r}")
 
 
 def normalise_labels(
@@ -104,7 +98,7 @@ def normalise_labels(
 
 
 @dataclass
-class CalibrationService(BatchRuns):
+class CalibrationService(BatchRuns[CalibrationView]):
     table: ClassVar[type[CalibrationRun]] = CalibrationRun
     not_found: ClassVar[type[CalibrationNotFound]] = CalibrationNotFound
     jobs: JobService
@@ -129,9 +123,7 @@ class CalibrationService(BatchRuns):
             raise ItemInvalid("items", "a calibration needs at least one labelled item")
         cap = self.jobs.settings.api
         if len(items) > cap.max_calibration_items:
-            raise CalibrationTooLarge(
-                f"a calibration holds at most {cap.max_calibration_items} items; got {len(items)}"
-            )
+            raise CalibrationTooLarge(cap.max_calibration_items, len(items))
         experts: set[str] = set()
         labelled: list[tuple[LabelledItem, dict[str, dict[str, Any]]]] = []
         for n, raw in enumerate(items):
@@ -204,6 +196,23 @@ class CalibrationService(BatchRuns):
         metrics.job_submitted(rubric.id, len(jobs))  # as they count when they finish
         return run, [j.id for j in jobs]
 
+    async def start(
+        self,
+        who: Principal,
+        intake: Intake,
+        *,
+        rubric_id: str,
+        panel_name: str | None,
+        items: Sequence[Any],
+        label: str | None = None,
+        wait: float | None = None,
+    ) -> CalibrationView:
+        """Start a run for ``who`` (see :meth:`BatchRuns.started`)."""
+        submit = functools.partial(
+            self.submit, rubric_id=rubric_id, panel_name=panel_name, items=items, label=label
+        )
+        return await self.started(who, intake, submit, items=len(items), wait=wait)
+
     async def finalize(self, run_id: str) -> bool:
         """Compute and store the report when every item is done and none is stored yet;
         True when this call stored it."""
@@ -264,30 +273,15 @@ class CalibrationService(BatchRuns):
             owner=run.owner_key_id,
         )
 
-    async def view(self, run_id: str) -> dict[str, Any]:
-        """The run as stored (a read: it never computes the report)."""
+    async def view(self, who: Principal, run_id: str) -> CalibrationView:
+        """The run as stored, if ``who`` may read it (a read: it never computes the report)."""
+        await self.check_readable(who, run_id)
         run = await runs.get_run(self.jobs.database, CalibrationRun, run_id)
         if run is None:
             raise CalibrationNotFound(run_id)
-        progress = await progress_view(self.jobs.database, run.batch_id)
-        view: dict[str, Any] = {
-            "id": run.id,
-            "status": view_status(run.status, progress),
-            "label": run.label,
-            "rubric": {"id": run.rubric_id, "version": run.rubric_version, "hash": run.rubric_hash},
-            "panel_name": run.panel_name,
-            "simulated": run.simulated,
-            "n_items": run.n_items,
-            "created_at": run.created_at.isoformat(),
-            "report_url": f"/v1/calibrations/{run.id}/report",
-        }
-        if progress is not None:
-            view["progress"] = progress
-        if run.report_json:
-            view["report"] = CalibrationReport.model_validate_json(run.report_json).model_dump(
-                mode="json"
-            )
-        return view
+        shown = await run_fields(self.jobs.database, run)
+        shown |= {"label": run.label, "report_url": f"/v1/calibrations/{run.id}/report"}
+        return CalibrationView.model_validate(shown)
 
 
 async def run_items(database: Database, run_id: str) -> tuple[CalibrationRun, list[ScoredItem]]:

@@ -16,18 +16,17 @@ from datetime import timedelta
 from typing import Any
 
 from judge.domain.calibration_report import CalibrationReport
-from judge.errors import JudgeError
+from judge.domain.principal import Principal
+from judge.domain.wire import CanaryView, ReliabilityHistory
+from judge.errors import BaselineNotCompleted, CanaryNotFound
 from judge.persistence import canaries as store
 from judge.persistence import runs
 from judge.persistence.canaries import ALL, Owners
 from judge.persistence.tables import CalibrationRun, Canary, utcnow
+from judge.services.access import can_read, readable_owners
 from judge.services.calibrations import CalibrationService
 
-__all__ = ["ALL", "CanaryError", "CanaryService", "Owners"]
-
-
-class CanaryError(JudgeError):
-    pass
+__all__ = ["ALL", "CanaryService", "Owners"]
 
 
 @dataclass
@@ -39,18 +38,16 @@ class CanaryService:
         return self.calibrations.jobs.database
 
     async def register(
-        self,
-        *,
-        baseline_run_id: str,
-        interval_s: float,
-        name: str | None,
-        owner: str | None = None,
-    ) -> Canary:
+        self, who: Principal, *, baseline_run_id: str, interval_s: float, name: str | None
+    ) -> CanaryView:
+        """A canary of ``who`` on a completed calibration run ``who`` may read."""
         baseline = await runs.get_run(self._db, CalibrationRun, baseline_run_id)
-        if baseline is None or baseline.status != "completed":
-            raise CanaryError(
-                f"calibration run {baseline_run_id!r} does not exist or has not completed"
-            )
+        if (
+            baseline is None
+            or baseline.status != "completed"
+            or not can_read(who, baseline.owner_key_id)
+        ):
+            raise BaselineNotCompleted(baseline_run_id)
         canary = Canary(
             id=uuid.uuid4().hex,
             name=name or f"{baseline.rubric_id}-{baseline.panel_name}",
@@ -58,10 +55,14 @@ class CanaryService:
             panel_name=baseline.panel_name,
             baseline_run_id=baseline.id,
             interval_s=interval_s,
-            owner_key_id=owner,
+            owner_key_id=who.owner,
         )
         await store.add(self._db, canary)
-        return canary
+        return canary_view(canary)
+
+    async def listed(self, who: Principal) -> list[CanaryView]:
+        """The canaries ``who`` may see: its own (admin: all)."""
+        return [canary_view(c) for c in await self.all(owners=readable_owners(who))]
 
     async def all(self, rubric_id: str | None = None, *, owners: Owners = ALL) -> list[Canary]:
         return await store.listed(self._db, rubric_id, owners=owners)
@@ -79,23 +80,25 @@ class CanaryService:
         """Submit a canary run now (the caller dispatches the job ids)."""
         canary = await store.get(self._db, canary_id)
         if canary is None:
-            raise CanaryError(f"no canary with id {canary_id!r}")
+            raise CanaryNotFound(canary_id)
         await store.mark_started(self._db, canary_id)
         return await self.calibrations.repeat(
             canary.baseline_run_id, canary_id=canary.id, label=f"canary:{canary.name}"
         )
 
     async def history(
-        self, rubric_id: str, *, owners: Owners = ALL, offset: int = 0, limit: int = 50
-    ) -> dict[str, Any]:
+        self, who: Principal, rubric_id: str, *, offset: int = 0, limit: int = 50
+    ) -> ReliabilityHistory:
         """What GET /v1/reliability/{rubric_id} shows: calibrations and every canary's runs,
-        ``limit`` runs from ``offset`` (oldest first), of the given owners only."""
+        ``limit`` runs from ``offset`` (oldest first), of those ``who`` may read."""
+        self.calibrations.jobs.registry.get(rubric_id, field="rubric_id")
+        owners = readable_owners(who)
         found = await store.calibration_runs(
             self._db, rubric_id, owners=owners, offset=offset, limit=limit + 1
         )
         more, found = len(found) > limit, found[:limit]
         canaries = await self.all(rubric_id, owners=owners)
-        return {
+        history = {
             "rubric_id": rubric_id,
             "offset": offset,
             "limit": limit,
@@ -115,6 +118,11 @@ class CanaryService:
                 for c in canaries
             ],
         }
+        return ReliabilityHistory.model_validate(history)
+
+
+def canary_view(canary: Canary) -> CanaryView:
+    return CanaryView.model_validate(canary.model_dump(mode="json"))
 
 
 def _run_summary(run: CalibrationRun) -> dict[str, Any]:

@@ -448,24 +448,3 @@ def _ratings_by_model(result: ScoreResult) -> dict[str, dict[str, Any]]:
 def is_finished(job: ScoreJob) -> bool:
     """Completed or failed for good: nothing more will happen to it."""
     return job.status in (repo.COMPLETED, repo.FAILED)
-
-
-def job_view(job: ScoreJob) -> dict[str, Any]:
-    """The public JSON of a job: the full result when completed, else its status."""
-    if job.status == repo.COMPLETED and job.result_json:
-        data: dict[str, Any] = json.loads(job.result_json)
-        data["status"] = "completed"
-        return data
-    view: dict[str, Any] = {
-        "id": job.id,
-        "item_id": job.item_id,
-        "status": job.status,
-        "rubric": {"id": job.rubric_id, "version": job.rubric_version, "hash": job.rubric_hash},
-        "panel_name": job.panel_name,
-        "created_at": job.created_at.isoformat(),
-    }
-    if job.batch_id:
-        view["batch_id"] = job.batch_id
-    if job.status == repo.FAILED:
-        view["error"] = job.error
-    return view

@@ -11,6 +11,7 @@ that panel's scores of that rubric until a later verbosity probe of the same pan
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,14 +24,17 @@ from judge.calibration import (
     self_preference_report,
     verbosity_report,
 )
+from judge.domain.principal import Principal
 from judge.domain.probe_variants import as_raw, filler, padded, participant_orders
 from judge.domain.providers import model_family
-from judge.errors import ItemInvalid, JudgeError
+from judge.domain.wire import ProbeView
+from judge.errors import ItemInvalid, ProbeNotFound
 from judge.persistence import jobs as repo
 from judge.persistence import runs
 from judge.persistence.tables import Batch, ProbeRun, ScoreJob
 from judge.services.jobs import DB_REFUSED, JobService, new_id
-from judge.services.runs import BatchRuns, progress_view, view_status
+from judge.services.runs import BatchRuns, run_fields
+from judge.services.submission import Intake
 
 PROBE = "probe"
 ProbeKind = Literal["verbosity", "order", "self-preference"]
@@ -38,11 +42,6 @@ KINDS: tuple[str, ...] = ("verbosity", "order", "self-preference")
 DEFAULT_FILLER_WORDS = 60
 DEFAULT_TOLERANCE = 0.25  # scale levels of mean shift (binary: share of items)
 DEFAULT_PERMUTATIONS = 2
-
-
-class ProbeNotFound(JudgeError):
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"no probe run with id {run_id!r}")
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,7 @@ class ProbeOptions:
 
 
 @dataclass
-class ProbeService(BatchRuns):
+class ProbeService(BatchRuns[ProbeView]):
     table: ClassVar[type[ProbeRun]] = ProbeRun
     not_found: ClassVar[type[ProbeNotFound]] = ProbeNotFound
     jobs: JobService
@@ -155,6 +154,29 @@ class ProbeService(BatchRuns):
         metrics.job_submitted(rubric.id, len(jobs))
         return run, [j.id for j in jobs]
 
+    async def start(
+        self,
+        who: Principal,
+        intake: Intake,
+        *,
+        rubric_id: str,
+        panel_name: str | None,
+        kind: str,
+        items: Sequence[Any],
+        options: ProbeOptions | None = None,
+        wait: float | None = None,
+    ) -> ProbeView:
+        """Start a probe for ``who`` (see :meth:`BatchRuns.started`)."""
+        submit = functools.partial(
+            self.submit,
+            rubric_id=rubric_id,
+            panel_name=panel_name,
+            kind=kind,
+            items=items,
+            options=options,
+        )
+        return await self.started(who, intake, submit, items=len(items), wait=wait)
+
     async def finalize(self, run_id: str) -> bool:
         """Compute and store the report when every variant is done and none is stored yet;
         True when this call stored it."""
@@ -217,24 +239,11 @@ class ProbeService(BatchRuns):
             report["mode"] = panel.self_preference
         return report, flags
 
-    async def view(self, run_id: str) -> dict[str, Any]:
-        """The probe as stored (a read: it never computes the report)."""
+    async def view(self, who: Principal, run_id: str) -> ProbeView:
+        """The probe as stored, if ``who`` may read it (a read: it never computes the report)."""
+        await self.check_readable(who, run_id)
         run = await runs.get_run(self.jobs.database, ProbeRun, run_id)
         if run is None:
             raise ProbeNotFound(run_id)
-        progress = await progress_view(self.jobs.database, run.batch_id)
-        view: dict[str, Any] = {
-            "id": run.id,
-            "kind": run.kind,
-            "status": view_status(run.status, progress),
-            "rubric": {"id": run.rubric_id, "version": run.rubric_version, "hash": run.rubric_hash},
-            "panel_name": run.panel_name,
-            "simulated": run.simulated,
-            "n_items": run.n_items,
-            "created_at": run.created_at.isoformat(),
-        }
-        if progress is not None:
-            view["progress"] = progress
-        if run.report_json:
-            view["report"] = json.loads(run.report_json)
-        return view
+        shown = await run_fields(self.jobs.database, run)
+        return ProbeView.model_validate(shown | {"kind": run.kind})

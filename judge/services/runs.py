@@ -1,23 +1,29 @@
 """What calibration runs and probe runs share about the batch that carries their jobs: being
-finalized when its last job finishes (and by a sweep when that step was lost), their owner, and
-their progress and status in a view."""
+submitted (and waited for), finalized when its last job finishes (and by a sweep when that step
+was lost), their owner (who may read them), and their progress and status in a view."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from judge.errors import JudgeError
+from judge.domain.principal import Principal
+from judge.domain.wire import CalibrationProgress, RubricRef
+from judge.errors import NotFound
 from judge.persistence import jobs as repo
 from judge.persistence import runs
 from judge.persistence.database import Database
 from judge.persistence.runs import RunTable
-from judge.persistence.tables import ScoreJob, utcnow
+from judge.persistence.tables import CalibrationRun, ProbeRun, ScoreJob, utcnow
+from judge.services.access import check_readable
 from judge.services.jobs import JobService
+from judge.services.submission import Intake, Persisted, submit_and_wait
 
 log = logging.getLogger(__name__)
 #: batch kinds remembered before the memory is cleared
@@ -72,15 +78,51 @@ class RunFollower:
                 log.warning("finalized %d %s run(s) left without a report", found, kind)
 
 
-class BatchRuns:
+class RunView(Protocol):
+    @property
+    def status(self) -> str: ...
+
+
+View = TypeVar("View", bound=RunView)
+
+
+class SubmitRun(Protocol):
+    """A service's ``submit`` with its request bound: stores a run owned by ``owner``."""
+
+    def __call__(
+        self, *, owner: str | None
+    ) -> Awaitable[tuple[CalibrationRun | ProbeRun, list[str]]]: ...
+
+
+class BatchRuns(Generic[View]):
     """What the calibration and probe services share (a :class:`RunKind`): finding the run of
-    a batch or the runs left unreported, for the service's own ``finalize``, and owners."""
+    a batch or the runs left unreported, for the service's own ``finalize``; owners; starting
+    a run for a caller and showing it."""
 
     #: the table of the service's runs
     table: ClassVar[RunTable]
     #: raised with the run id when there is no such run
-    not_found: ClassVar[type[JudgeError]]
+    not_found: ClassVar[type[NotFound]]
     jobs: JobService
+
+    async def view(self, who: Principal, run_id: str) -> View:
+        """The run as stored, if ``who`` may read it (a read: it never computes the report)."""
+        raise NotImplementedError
+
+    async def started(
+        self, who: Principal, intake: Intake, submit: SubmitRun, *, items: int, wait: float | None
+    ) -> View:
+        """Start a run of ``items`` items owned by ``who`` (``submit`` validates and stores it)
+        and show it; with ``wait``, once its jobs are done and its report stored (or the wait
+        is over)."""
+
+        async def persist(_record: object) -> Persisted:
+            run, job_ids = await submit(owner=who.owner)
+            return Persisted(run.id, job_ids)
+
+        submitted = await submit_and_wait(intake, who, persist, items=items, wait=wait)
+        shown = functools.partial(self.view, who, submitted.id)
+        return await view_when_reported(shown, until=submitted.until)
 
     async def finalize(self, run_id: str) -> bool:
         """Compute and store the run's report if every job is done and none is stored yet;
@@ -99,16 +141,16 @@ class BatchRuns:
             await self.finalize(run_id)
         return len(found)
 
-    async def owner_of(self, run_id: str) -> str | None:
-        """The key that started the run; ``not_found`` is raised when there is none."""
+    async def check_readable(self, who: Principal, run_id: str) -> None:
+        """``not_found`` unless the run exists and ``who`` may read it."""
         exists, owner = await runs.owner_of(self.jobs.database, self.table, run_id)
         if not exists:
             raise self.not_found(run_id)
-        return owner
+        check_readable(who, owner, self.not_found(run_id))
 
 
-async def progress_view(database: Database, batch_id: str | None) -> dict[str, Any] | None:
-    """``{"total", "completed", "failed"}`` of a run's batch, or None without one."""
+async def progress_view(database: Database, batch_id: str | None) -> CalibrationProgress | None:
+    """How many of a run's items there are and have finished; None without a batch."""
     if not batch_id:
         return None
     async with database.session() as session:
@@ -116,23 +158,45 @@ async def progress_view(database: Database, batch_id: str | None) -> dict[str, A
     if found is None:
         return None
     _, progress = found
-    return {"total": progress.total, "completed": progress.completed, "failed": progress.failed}
+    return CalibrationProgress(
+        total=progress.total, completed=progress.completed, failed=progress.failed
+    )
 
 
-def view_status(status: str, progress: dict[str, Any] | None) -> str:
+async def run_fields(database: Database, run: CalibrationRun | ProbeRun) -> dict[str, Any]:
+    """What the views of calibration and probe runs show alike: the run as stored, its
+    progress (when it has a batch) and its report (once stored)."""
+    progress = await progress_view(database, run.batch_id)
+    shown: dict[str, Any] = {
+        "id": run.id,
+        "status": view_status(run.status, progress),
+        "rubric": RubricRef(id=run.rubric_id, version=run.rubric_version, hash=run.rubric_hash),
+        "panel_name": run.panel_name,
+        "simulated": run.simulated,
+        "n_items": run.n_items,
+        "created_at": run.created_at.isoformat(),
+    }
+    if progress is not None:
+        shown["progress"] = progress
+    if run.report_json:
+        shown["report"] = json.loads(run.report_json)
+    return shown
+
+
+def view_status(status: str, progress: CalibrationProgress | None) -> str:
     """A run's status as views show it: ``finalizing`` while a run whose jobs have all
     finished has no stored report yet (reading a run never computes it)."""
-    done = progress is not None and progress["completed"] + progress["failed"] >= progress["total"]
+    done = progress is not None and progress.completed + progress.failed >= progress.total
     return FINALIZING if status == runs.RUNNING and done else status
 
 
 async def view_when_reported(
-    view: Callable[[], Awaitable[dict[str, Any]]], *, until: float, poll_s: float = 0.1
-) -> dict[str, Any]:
+    view: Callable[[], Awaitable[View]], *, until: float, poll_s: float = 0.1
+) -> View:
     """``view()`` once it is no longer ``finalizing`` or at ``until`` (``time.monotonic()``):
     a request that waited for a run's jobs waits for its report too."""
     shown = await view()
-    while shown["status"] == FINALIZING and time.monotonic() < until:
+    while shown.status == FINALIZING and time.monotonic() < until:
         await asyncio.sleep(poll_s)
         shown = await view()
     return shown

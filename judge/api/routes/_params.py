@@ -7,7 +7,6 @@ from typing import Annotated
 from litestar.params import Parameter
 
 from judge.api.idempotency import HEADER as IDEMPOTENCY_KEY
-from judge.api.state import ApiState
 
 #: ids the service hands out (uuid4 hex); any other path id is refused before a query
 ID_PATTERN = r"^[0-9a-f]{32}$"
@@ -18,12 +17,6 @@ JobId = Annotated[str, Parameter(pattern=ID_PATTERN, description="an id the serv
 
 #: bounds of the columns these names are stored in (judge/persistence/tables.py)
 RUBRIC_ID_MAX, RUBRIC_VERSION_MAX, PANEL_MAX = 100, 20, 100
-
-
-def wait_limit(state: ApiState, wait: float | None) -> float:
-    if wait is None:
-        return 0.0
-    return min(wait, state.runtime.settings.api.max_wait_s)
 
 
 IDEMPOTENCY_DOC = (

@@ -3,9 +3,6 @@ scope). A run belongs to the key that started it: other keys get 404 (``admin`` 
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import time
 from typing import Annotated, Any
 
 from litestar import Request, Response, get, post
@@ -13,14 +10,13 @@ from litestar.params import JSONBody, Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api.auth import principal
-from judge.api.problems import ProblemError
 from judge.api.routes._params import (
     PANEL_MAX,
     RUBRIC_ID_MAX,
     JobId,
 )
 from judge.api.schemas import responses
-from judge.api.state import ApiState, api_state
+from judge.api.state import api_state
 from judge.calibration import (
     DEFAULT_FOLDS,
     DEFAULT_REPEATS,
@@ -28,12 +24,9 @@ from judge.calibration import (
     RESAMPLE_SEED,
     render_report_html,
 )
-from judge.domain.calibration_report import CalibrationReport
 from judge.domain.item import StoredId
 from judge.domain.wire import CalibrationView
-from judge.services.calibration_insights import CalibrationNotReady
-from judge.services.calibrations import CalibrationNotFound, CalibrationTooLarge
-from judge.services.runs import view_when_reported
+from judge.errors import CalibrationNotReady
 
 
 class CalibrationRequest(BaseModel):
@@ -47,26 +40,6 @@ class CalibrationRequest(BaseModel):
     items: list[Any]
 
 
-async def _check_owner(request: Request[Any, Any, Any], run_id: str) -> ApiState:
-    """404 unless the run exists and the caller may read it."""
-    state = api_state(request)
-    try:
-        owner = await state.runtime.calibrations.owner_of(run_id)
-    except CalibrationNotFound as exc:
-        raise ProblemError(404, exc.message, field="id") from None
-    if not principal(request).can_read(owner):
-        raise ProblemError(404, CalibrationNotFound(run_id).message, field="id")
-    return state
-
-
-async def _view(request: Request[Any, Any, Any], run_id: str) -> dict[str, Any]:
-    state = await _check_owner(request, run_id)
-    try:
-        return await state.runtime.calibrations.view(run_id)
-    except CalibrationNotFound as exc:
-        raise ProblemError(404, exc.message, field="id") from None
-
-
 @post(
     "/v1/calibrations",
     opt={"scope": "calibrate"},
@@ -78,30 +51,19 @@ async def create_calibration(
     request: Request[Any, Any, Any],
     data: JSONBody[CalibrationRequest],
     wait: Annotated[float | None, Parameter(ge=0)] = None,
-) -> Response[dict[str, Any]]:
+) -> Response[CalibrationView]:
     state = api_state(request)
-    who = principal(request)
-    timeout = min(wait or 0.0, state.runtime.settings.api.max_wait_s)
-    until = time.monotonic() + timeout
-    waiting = state.quotas.waiter(who.owner) if timeout > 0 else contextlib.nullcontext()
-    async with waiting:
-        await state.quotas.check_queue(who.owner, len(data.items))
-        try:
-            run, job_ids = await state.runtime.calibrations.submit(
-                rubric_id=data.rubric,
-                panel_name=data.panel,
-                items=data.items,
-                label=data.label,
-                owner=who.owner,
-            )
-        except CalibrationTooLarge as exc:
-            raise ProblemError(413, exc.message, field="items") from None
-        await state.dispatcher.dispatch(job_ids)
-        if timeout > 0:
-            await state.waiter.wait(job_ids, timeout)
-    view = await view_when_reported(functools.partial(_view, request, run.id), until=until)
-    status = 200 if view["status"] == "completed" else 202
-    return Response(view, status_code=status, headers={"Location": f"/v1/calibrations/{run.id}"})
+    view = await state.runtime.calibrations.start(
+        principal(request),
+        state.intake,
+        rubric_id=data.rubric,
+        panel_name=data.panel,
+        items=data.items,
+        label=data.label,
+        wait=wait,
+    )
+    status = 200 if view.status == "completed" else 202
+    return Response(view, status_code=status, headers={"Location": f"/v1/calibrations/{view.id}"})
 
 
 @get(
@@ -110,8 +72,8 @@ async def create_calibration(
     summary="A calibration run",
     responses=responses({200: CalibrationView}, 404),
 )
-async def get_calibration(request: Request[Any, Any, Any], run_id: JobId) -> dict[str, Any]:
-    return await _view(request, run_id)
+async def get_calibration(request: Request[Any, Any, Any], run_id: JobId) -> CalibrationView:
+    return await api_state(request).runtime.calibrations.view(principal(request), run_id)
 
 
 @get(
@@ -122,11 +84,10 @@ async def get_calibration(request: Request[Any, Any, Any], run_id: JobId) -> dic
     responses=responses({200: str}, 404, 409, media_type="text/html"),
 )
 async def get_calibration_report(request: Request[Any, Any, Any], run_id: JobId) -> Response[str]:
-    view = await _view(request, run_id)
-    if "report" not in view:
-        raise ProblemError(409, f"calibration {run_id} is still {view['status']}", field="id")
-    report = CalibrationReport.model_validate(view["report"])
-    return Response(render_report_html(report), media_type="text/html")
+    view = await api_state(request).runtime.calibrations.view(principal(request), run_id)
+    if view.report is None:
+        raise CalibrationNotReady(run_id, view.status)
+    return Response(render_report_html(view.report), media_type="text/html")
 
 
 class PlanRequest(BaseModel):
@@ -162,9 +123,8 @@ class PlanRequest(BaseModel):
 async def plan_calibration(
     request: Request[Any, Any, Any], data: JSONBody[PlanRequest]
 ) -> dict[str, Any]:
-    who = principal(request)
     return await api_state(request).runtime.insights.plan(
-        can_read=who.can_read,
+        principal(request),
         rubric_id=data.rubric,
         panel_name=data.panel,
         target=data.target_ci_lower,
@@ -189,15 +149,9 @@ async def get_aggregation_comparison(
     seed: Annotated[int, Parameter(ge=0, description="bootstrap and fold seed")] = RESAMPLE_SEED,
     resamples: Annotated[int, Parameter(ge=100, le=20_000)] = DEFAULT_RESAMPLES,
 ) -> dict[str, Any]:
-    state = await _check_owner(request, run_id)
-    try:
-        return await state.runtime.insights.compare_aggregation(
-            run_id, folds=folds, repeats=repeats, seed=seed, resamples=resamples
-        )
-    except CalibrationNotFound as exc:
-        raise ProblemError(404, exc.message, field="id") from None
-    except CalibrationNotReady as exc:
-        raise ProblemError(409, exc.message, field="id") from None
+    return await api_state(request).runtime.insights.compare_aggregation(
+        principal(request), run_id, folds=folds, repeats=repeats, seed=seed, resamples=resamples
+    )
 
 
 #: this resource's route handlers, registered by :func:`judge.api.app.create_app`

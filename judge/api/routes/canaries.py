@@ -8,21 +8,15 @@ from litestar import Request, get, post
 from litestar.params import JSONBody
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from judge.api.auth import Principal, principal
+from judge.api.auth import principal
 from judge.api.problems import ProblemError
 from judge.api.routes._params import ID_PATTERN
 from judge.api.schemas import responses
 from judge.api.state import api_state
 from judge.domain.item import check_stored
 from judge.domain.wire import CanaryView
-from judge.services.calibrations import CalibrationNotFound
-from judge.services.canaries import ALL, CanaryError, Owners
 
 CanaryName = Annotated[str, Field(min_length=1, max_length=100), AfterValidator(check_stored)]
-
-
-def owners_of(who: Principal) -> Owners:
-    return ALL if who.admin else (who.owner,)
 
 
 class CanaryRequest(BaseModel):
@@ -42,9 +36,8 @@ class CanaryRequest(BaseModel):
 )
 async def create_canary(
     request: Request[Any, Any, Any], data: JSONBody[CanaryRequest]
-) -> dict[str, Any]:
+) -> CanaryView:
     state = api_state(request)
-    who = principal(request)
     floor = state.runtime.settings.api.min_canary_interval_s
     if data.interval_s < floor:
         raise ProblemError(
@@ -52,29 +45,12 @@ async def create_canary(
             f"a canary runs at most every {floor:g} s; got {data.interval_s:g}",
             field="interval_s",
         )
-    try:
-        owner = await state.runtime.calibrations.owner_of(data.calibration_id)
-    except CalibrationNotFound:
-        owner = None
-        readable = False
-    else:
-        readable = who.can_read(owner)
-    if not readable:
-        raise ProblemError(
-            422,
-            f"calibration run {data.calibration_id!r} does not exist or has not completed",
-            field="calibration_id",
-        )
-    try:
-        canary = await state.runtime.canaries.register(
-            baseline_run_id=data.calibration_id,
-            interval_s=data.interval_s,
-            name=data.name,
-            owner=who.owner,
-        )
-    except CanaryError as exc:
-        raise ProblemError(422, exc.message, field="calibration_id") from None
-    return canary.model_dump(mode="json")
+    return await state.runtime.canaries.register(
+        principal(request),
+        baseline_run_id=data.calibration_id,
+        interval_s=data.interval_s,
+        name=data.name,
+    )
 
 
 @get(
@@ -83,9 +59,8 @@ async def create_canary(
     summary="Registered canaries (a key's own; admin: all)",
     responses=responses({200: list[CanaryView]}),
 )
-async def list_canaries(request: Request[Any, Any, Any]) -> list[dict[str, Any]]:
-    canaries = await api_state(request).runtime.canaries.all(owners=owners_of(principal(request)))
-    return [c.model_dump(mode="json") for c in canaries]
+async def list_canaries(request: Request[Any, Any, Any]) -> list[CanaryView]:
+    return await api_state(request).runtime.canaries.listed(principal(request))
 
 
 #: this resource's route handlers, registered by :func:`judge.api.app.create_app`

@@ -20,8 +20,8 @@ log = logging.getLogger(__name__)
     summary="Liveness: the process answers",
     responses=responses({200: Health}, public=True),
 )
-async def health() -> dict[str, str]:
-    return {"status": "ok"}
+async def health() -> Health:
+    return Health(status="ok")
 
 
 @get(
@@ -30,10 +30,10 @@ async def health() -> dict[str, str]:
     summary="Readiness: the database (and Redis, when configured) answer",
     responses=responses({200: Readiness, 503: Readiness}, public=True),
 )
-async def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
+async def ready(request: Request[Any, Any, Any]) -> Response[Readiness]:
     """Each check is ``ok`` or a reason code; the error itself goes to the log."""
     state = api_state(request)
-    checks = {"database": await state.runtime.database_check()}
+    checks: dict[str, Any] = {"database": await state.runtime.database_check()}
     ping = state.extras.get("redis_ping")
     if ping is not None:
         try:
@@ -43,7 +43,7 @@ async def ready(request: Request[Any, Any, Any]) -> Response[dict[str, Any]]:
             log.warning("readiness: Redis does not answer: %r", exc)
             checks["redis"] = "unavailable"
     ok = all(v == "ok" for v in checks.values())
-    body = {"status": "ready" if ok else "not ready", "mode": state.mode, "checks": checks}
+    body = Readiness(status="ready" if ok else "not ready", mode=state.mode, checks=checks)
     return Response(body, status_code=200 if ok else 503)
 
 

@@ -8,13 +8,10 @@ from litestar import Request, get
 from litestar.params import Parameter
 
 from judge.api.auth import principal
-from judge.api.problems import ProblemError
-from judge.api.routes.canaries import owners_of
 from judge.api.routes.rubrics import RubricId
 from judge.api.schemas import responses
 from judge.api.state import api_state
 from judge.domain.wire import ReliabilityHistory
-from judge.errors import RubricNotFound
 
 
 @get(
@@ -30,18 +27,11 @@ async def get_reliability(
     rubric_id: RubricId,
     offset: Annotated[int, Parameter(ge=0, le=10_000_000, description="runs to skip")] = 0,
     limit: Annotated[int | None, Parameter(ge=1, description="runs per page")] = None,
-) -> dict[str, Any]:
+) -> ReliabilityHistory:
     state = api_state(request)
-    try:
-        state.runtime.registry.get(rubric_id)
-    except RubricNotFound as exc:
-        raise ProblemError(404, exc.message, field="rubric_id") from None
     page = state.runtime.settings.api.reliability_page
     return await state.runtime.canaries.history(
-        rubric_id,
-        owners=owners_of(principal(request)),
-        offset=offset,
-        limit=min(limit or page, page),
+        principal(request), rubric_id, offset=offset, limit=min(limit or page, page)
     )
 
 

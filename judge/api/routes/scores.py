@@ -1,8 +1,7 @@
-"""Route handlers: parse, call a service, serialise. No business logic here."""
+"""Scores: submit one item (optionally waiting for the result) and read it back."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import Annotated, Any
 
 from litestar import Request, Response, get, post
@@ -10,15 +9,13 @@ from litestar.params import JSONBody, Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api.auth import principal
-from judge.api.idempotency import digest, submit_once
-from judge.api.problems import ProblemError
+from judge.api.idempotency import digest, idempotency_key
 from judge.api.routes._params import (
     IDEMPOTENCY_DOC,
     PANEL_MAX,
     RUBRIC_ID_MAX,
     RUBRIC_VERSION_MAX,
     JobId,
-    wait_limit,
 )
 from judge.api.schemas import responses
 from judge.api.state import api_state
@@ -26,8 +23,7 @@ from judge.domain.wire import (
     CompletedScore,
     JobStatus,
 )
-from judge.services.idempotency import Submission
-from judge.services.jobs import is_finished, job_view
+from judge.services.scores import ScoreView, is_final
 
 
 class ScoreRequest(BaseModel):
@@ -59,37 +55,23 @@ async def create_score(
     wait: Annotated[
         float | None, Parameter(ge=0, description="seconds to wait for the result")
     ] = None,
-) -> Response[dict[str, Any]]:
+) -> Response[ScoreView]:
     state = api_state(request)
-    who = principal(request)
-    timeout = wait_limit(state, wait)
-
-    async def submit(record: Submission | None) -> str:
-        await state.quotas.check_queue(who.owner, 1)
-        job = await state.runtime.jobs.submit_score(
-            rubric_id=data.rubric,
-            raw_item=data.item,
-            panel_name=data.panel,
-            version=data.rubric_version,
-            owner=who.owner,
-            idempotency=record,
-        )
-        await state.dispatcher.dispatch([job.id])
-        return job.id
-
-    waiting = state.quotas.waiter(who.owner) if timeout > 0 else contextlib.nullcontext()
-    async with waiting:
-        request_digest = digest(await request.body())  # the body as sent (already read)
-        job_id, _ = await submit_once(state, request, "scores", request_digest, submit)
-        if timeout > 0:
-            await state.waiter.wait([job_id], timeout)
-        job = await state.runtime.jobs.get_job(job_id)
-    if job is None:  # only if the database lost it
-        raise ProblemError(404, f"no score with id {job_id!r}", field="id")
-    location = f"/v1/scores/{job.id}"
-    finished = is_finished(job)
+    view = await state.runtime.scores.submit(
+        principal(request),
+        state.intake,
+        rubric_id=data.rubric,
+        raw_item=data.item,
+        panel_name=data.panel,
+        version=data.rubric_version,
+        wait=wait,
+        # the body as sent (already read)
+        idempotency=idempotency_key(request, digest(await request.body())),
+    )
     return Response(
-        job_view(job), status_code=200 if finished else 202, headers={"Location": location}
+        view,
+        status_code=200 if is_final(view) else 202,
+        headers={"Location": f"/v1/scores/{view.id}"},
     )
 
 
@@ -99,11 +81,8 @@ async def create_score(
     summary="A score's status or result",
     responses=responses({200: CompletedScore | JobStatus}, 404),
 )
-async def get_score(request: Request[Any, Any, Any], job_id: JobId) -> dict[str, Any]:
-    job = await api_state(request).runtime.jobs.get_job(job_id)
-    if job is None or not principal(request).can_read(job.owner_key_id):
-        raise ProblemError(404, f"no score with id {job_id!r}", field="id")
-    return job_view(job)
+async def get_score(request: Request[Any, Any, Any], job_id: JobId) -> ScoreView:
+    return await api_state(request).runtime.scores.get(principal(request), job_id)
 
 
 #: this resource's route handlers, registered by :func:`judge.api.app.create_app`

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from judge.domain.principal import OPERATOR
+from judge.domain.wire import wire_json
 from judge.labels.rescue import EXPERT, read_sessions, rescue_items
 from judge.persistence import jobs as repo
 from judge.persistence.database import Database
@@ -80,7 +82,7 @@ async def _calibrate(
             rubric_id=rubric_id, panel_name=None, items=items, label="rescue-bench"
         )
         await runtime.jobs.run_all(job_ids, concurrency=32)
-        view = await runtime.calibrations.view(run.id)
+        view = wire_json(await runtime.calibrations.view(OPERATOR, run.id))
         aggregate = []
         async with runtime.database.session() as session:
             async for job in repo.iter_batch_jobs(session, run.batch_id or ""):

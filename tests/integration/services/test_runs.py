@@ -6,17 +6,16 @@ PostgreSQL, with the simulator's real HTTP server as judges."""
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from judge.domain.principal import OPERATOR
+from judge.domain.wire import wire_json
+from judge.errors import CalibrationNotReady
 from judge.persistence.database import Database
 from judge.persistence.tables import CalibrationRun, ProbeRun, ScoreJob
 from judge.runtime.composition import ServiceRuntime, build_runtime
-from judge.services.calibration_insights import CalibrationNotReady
 from judge.settings import load_settings
 from judge.simulator import SimulatorProcess
 from tests.fixtures.sample_texts import POSTS, RESPONSES
@@ -41,22 +40,6 @@ def labelled(n: int) -> dict[str, Any]:
     return {"id": f"item-{n}", "item": item(n), "labels": {"expert": dict.fromkeys(DIMS, n % 3)}}
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'judge.db'}"
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
-@pytest.fixture
-def clean_env() -> Iterator[None]:
-    with pytest.MonkeyPatch.context() as env:
-        for name in [k for k in os.environ if k.startswith("JUDGE_")]:
-            env.delenv(name)
-        yield
-
-
 async def _runtime(database_url: str, simulator_url: str) -> ServiceRuntime:
     settings = load_settings(
         database_url=database_url,
@@ -76,6 +59,11 @@ async def _row(runtime: ServiceRuntime, table: type[Any], run_id: str) -> dict[s
         row = await session.get(table, run_id, populate_existing=True)
         assert row is not None
         return dict(row.model_dump())
+
+
+async def _view(runs: Any, run_id: str) -> dict[str, Any]:
+    """A run as the API shows it, to the operator."""
+    return wire_json(await runs.view(OPERATOR, run_id))
 
 
 class _BrokenFollower:
@@ -101,10 +89,12 @@ async def _scenario(runtime: ServiceRuntime) -> None:
     assert stored["report_json"]
 
     # ... and a canary run of it gets its drift from the canary step of that call
-    canary = await runtime.canaries.register(baseline_run_id=done.id, interval_s=60, name=None)
+    canary = await runtime.canaries.register(
+        OPERATOR, baseline_run_id=done.id, interval_s=60, name=None
+    )
     repeat, job_ids = await runtime.canaries.start(canary.id)
     await jobs.run_all(job_ids)
-    report = (await calibrations.view(repeat.id))["report"]
+    report = (await _view(calibrations, repeat.id))["report"]
     assert report["canary"]["id"] == canary.id
     assert set(report["drift"]) == set(DIMS)
 
@@ -121,13 +111,13 @@ async def _scenario(runtime: ServiceRuntime) -> None:
     probe_row = await _row(runtime, ProbeRun, probe.id)
 
     # reads show it as finalizing and write nothing
-    view = await calibrations.view(run.id)
+    view = await _view(calibrations, run.id)
     assert view["status"] == "finalizing"
     assert view["progress"] == {"total": 3, "completed": 3, "failed": 0}
     assert "report" not in view
-    assert (await probes.view(probe.id))["status"] == "finalizing"
+    assert (await _view(probes, probe.id))["status"] == "finalizing"
     with pytest.raises(CalibrationNotReady):
-        await runtime.insights.compare_aggregation(run.id)
+        await runtime.insights.compare_aggregation(OPERATOR, run.id)
     assert await _row(runtime, CalibrationRun, run.id) == run_row
     assert await _row(runtime, ProbeRun, probe.id) == probe_row
     assert run_row["status"] == "running"
@@ -139,10 +129,10 @@ async def _scenario(runtime: ServiceRuntime) -> None:
     assert (await _row(runtime, CalibrationRun, run.id))["status"] == "running"
     await asyncio.sleep(SWEEP_S + 0.2)
     await jobs.sweep_runs()
-    view = await calibrations.view(run.id)
+    view = await _view(calibrations, run.id)
     assert view["status"] == "completed"
     assert view["report"]["n_items"] == 3
-    probe_view = await probes.view(probe.id)
+    probe_view = await _view(probes, probe.id)
     assert probe_view["status"] == "completed"
     assert probe_view["report"]["kind"] == "verbosity"
     assert await calibrations.finalize_unreported(grace_s=0) == 0
@@ -157,7 +147,7 @@ async def _scenario(runtime: ServiceRuntime) -> None:
     finished = await jobs.get_job(job_ids[0])
     assert finished is not None
     assert finished.status == "completed"
-    assert (await calibrations.view(broken.id))["status"] == "finalizing"
+    assert (await _view(calibrations, broken.id))["status"] == "finalizing"
     jobs.follower = follower
 
 

@@ -1,0 +1,109 @@
+"""Scores: submit one item (waiting for its result when asked) and read a score back, as the
+caller may see them; the view of a scored job (also each line of a batch's results)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from judge.domain.principal import Principal
+from judge.domain.wire import CompletedScore, JobStatus, RubricRef
+from judge.errors import ScoreNotFound
+from judge.persistence import jobs as repo
+from judge.persistence.tables import ScoreJob
+from judge.services.access import check_readable
+from judge.services.idempotency import IdempotencyKey, Submission
+from judge.services.jobs import JobService
+from judge.services.submission import Intake, Persisted, submit_and_wait
+
+#: what ``GET /v1/scores/{id}`` shows: the result when completed, else the job's status
+ScoreView = CompletedScore | JobStatus
+Completed = TypeVar("Completed", bound=CompletedScore)
+Pending = TypeVar("Pending", bound=JobStatus)
+
+
+@dataclass
+class ScoreService:
+    jobs: JobService
+
+    async def submit(
+        self,
+        who: Principal,
+        intake: Intake,
+        *,
+        rubric_id: str,
+        raw_item: Any,
+        panel_name: str | None,
+        version: str | None = None,
+        wait: float | None = None,
+        idempotency: IdempotencyKey | None = None,
+    ) -> ScoreView:
+        """Score one item for ``who``; waits up to ``wait`` seconds for the result."""
+
+        async def persist(record: Submission | None) -> Persisted:
+            job = await self.jobs.submit_score(
+                rubric_id=rubric_id,
+                raw_item=raw_item,
+                panel_name=panel_name,
+                version=version,
+                owner=who.owner,
+                idempotency=record,
+            )
+            return Persisted(job.id, [job.id])
+
+        submitted = await submit_and_wait(
+            intake,
+            who,
+            persist,
+            items=1,
+            wait=wait,
+            resource="scores",
+            idempotency=idempotency,
+            replayed_jobs=lambda job_id: [job_id],  # a score's id is its job's
+        )
+        job = await self.jobs.get_job(submitted.id)
+        if job is None:  # only if the database lost it
+            raise ScoreNotFound(submitted.id)
+        return score_view(job)
+
+    async def get(self, who: Principal, job_id: str) -> ScoreView:
+        job = await self.jobs.get_job(job_id)
+        if job is None:
+            raise ScoreNotFound(job_id)
+        check_readable(who, job.owner_key_id, ScoreNotFound(job_id))
+        return score_view(job)
+
+
+def is_final(view: ScoreView) -> bool:
+    """Completed or failed for good: nothing more will happen to the score."""
+    return view.status in (repo.COMPLETED, repo.FAILED)
+
+
+def score_view(job: ScoreJob) -> ScoreView:
+    """The public view of a job: the full result when completed, else its status."""
+    return job_view(job, CompletedScore, JobStatus)
+
+
+def job_view(
+    job: ScoreJob, completed: type[Completed], pending: type[Pending], **more: Any
+) -> Completed | Pending:
+    """A job as ``completed`` (the stored result) or ``pending`` (its status), with ``more``
+    fields (a batch's results add each job's ``line``)."""
+    if job.status == repo.COMPLETED and job.result_json:
+        data: dict[str, Any] = json.loads(job.result_json)
+        data["status"] = "completed"
+        return completed.model_validate(data | more)
+    fields: dict[str, Any] = {
+        "id": job.id,
+        "item_id": job.item_id,
+        "status": job.status,
+        "rubric": RubricRef(id=job.rubric_id, version=job.rubric_version, hash=job.rubric_hash),
+        "panel_name": job.panel_name,
+        "created_at": job.created_at.isoformat(),
+    }
+    if job.batch_id:
+        fields["batch_id"] = job.batch_id
+    if job.status == repo.FAILED:
+        fields["error"] = job.error
+    return pending.model_validate(fields | more)
