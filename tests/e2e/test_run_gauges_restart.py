@@ -74,7 +74,7 @@ def runs(service_stack: ServiceStack) -> Iterator[dict[str, Any]]:
         deadline = time.monotonic() + 120
         while True:
             (canary,) = client.reliability(RUBRIC).canaries
-            finished = [r for r in canary["runs"] if r["status"] == "completed"]
+            finished = [r.model_dump() for r in canary.runs if r.status == "completed"]
             if finished:
                 break
             assert time.monotonic() < deadline, canary
