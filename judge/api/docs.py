@@ -1,22 +1,54 @@
 """API docs that work offline: Swagger UI served from the installed ``swagger-ui-bundle-v2``
-package instead of Litestar's default CDN links, which air-gapped deployments cannot reach."""
+package instead of Litestar's default CDN links, which air-gapped deployments cannot reach.
+Both renderings (Swagger UI and ``/schema/openapi.json``) serve the finished document
+(:mod:`judge.api.openapi_document`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from litestar import Request
 from litestar.datastructures import CacheControlHeader
-from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.router import Router
 from litestar.static_files import create_static_files_router
+from pydantic import BaseModel
 from swagger_ui_bundle import swagger_ui_path
+
+from judge.api.openapi_document import finish_document
 
 #: where the Swagger UI assets are served (below the schema path, public like the docs page)
 ASSETS = "/schema/swagger-assets"
 
 
-def swagger_plugin() -> SwaggerRenderPlugin:
-    return SwaggerRenderPlugin(
+class _Swagger(SwaggerRenderPlugin):
+    def __init__(self, models: list[type[BaseModel]], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.models = models
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return super().render(request, finish_document(openapi_schema, self.models))
+
+
+class _Json(JsonRenderPlugin):
+    def __init__(self, models: list[type[BaseModel]]) -> None:
+        super().__init__()
+        self.models = models
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return super().render(request, finish_document(openapi_schema, self.models))
+
+
+def render_plugins(models: list[type[BaseModel]]) -> list[Any]:
+    """Swagger UI at ``/schema/swagger`` and the JSON document, finished with ``models``
+    (the request bodies)."""
+    return [_swagger_plugin(models), _Json(models)]
+
+
+def _swagger_plugin(models: list[type[BaseModel]]) -> SwaggerRenderPlugin:
+    return _Swagger(
+        models,
         path="/swagger",
         js_url=f"{ASSETS}/swagger-ui-bundle.js",
         css_url=f"{ASSETS}/swagger-ui.css",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from litestar.handlers import HTTPRouteHandler
+from pydantic import BaseModel
 
 from judge.api.routes import (
     batches,
@@ -25,4 +26,14 @@ HANDLERS: list[HTTPRouteHandler] = [
     *reliability.HANDLERS,
     *canaries.HANDLERS,
     *health.HANDLERS,
+]
+
+#: the request bodies, documented with their own JSON Schema (judge/api/openapi_document.py)
+REQUEST_MODELS: list[type[BaseModel]] = [
+    scores.ScoreRequest,
+    batches.BatchRequest,
+    calibrations.CalibrationRequest,
+    calibrations.PlanRequest,
+    probes.ProbeRequest,
+    canaries.CanaryRequest,
 ]

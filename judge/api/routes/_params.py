@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from litestar.params import Parameter
+from pydantic import WithJsonSchema
 
 from judge.api.idempotency import HEADER as IDEMPOTENCY_KEY
 
@@ -13,6 +14,50 @@ ID_PATTERN = r"^[0-9a-f]{32}$"
 
 
 JobId = Annotated[str, Parameter(pattern=ID_PATTERN, description="an id the service returned")]
+
+#: ``?wait=S`` of the routes that can answer with the result (the bound inside, so that the
+#: OpenAPI document states it)
+Wait = Annotated[
+    Annotated[float, Parameter(ge=0)] | None,
+    Parameter(description="seconds to wait for the result (else 202 and a Location to poll)"),
+]
+
+#: a request field that holds one item (documented with the typed ``Item`` schema; read as a
+#: plain object so that :func:`judge.domain.item.parse_item` can name the field at fault)
+#: (pydantic resolves a ``$ref`` itself, so the schemas say ``x-component`` and
+#: :func:`judge.api.openapi_document.request_schemas` turns it into the ``$ref``)
+ITEM_REF = {"x-component": "Item"}
+ItemField = Annotated[dict[str, Any], WithJsonSchema(ITEM_REF)]
+#: a list of items, each validated on its own (a bad one is rejected, not the request)
+ItemList = Annotated[
+    list[Any],
+    WithJsonSchema({"type": "array", "minItems": 1, "items": ITEM_REF}),
+]
+#: expert-labelled items of a calibration run
+LabelledItemList = Annotated[
+    list[Any],
+    WithJsonSchema(
+        {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": ["string", "null"], "maxLength": 200},
+                    "item": ITEM_REF,
+                    "labels": {
+                        "type": "object",
+                        "minProperties": 1,
+                        "description": "expert -> dimension id -> label",
+                        "additionalProperties": {"type": "object"},
+                    },
+                },
+                "required": ["item", "labels"],
+                "additionalProperties": False,
+            },
+        }
+    ),
+]
 
 
 #: bounds of the columns these names are stored in (judge/persistence/tables.py)

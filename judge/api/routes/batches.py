@@ -19,6 +19,7 @@ from judge.api.routes._params import (
     IDEMPOTENCY_DOC,
     PANEL_MAX,
     RUBRIC_ID_MAX,
+    ItemList,
     JobId,
 )
 from judge.api.schemas import responses
@@ -38,7 +39,7 @@ class BatchRequest(BaseModel):
 
     rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
     panel: str | None = Field(default=None, max_length=PANEL_MAX)
-    items: list[Any]
+    items: ItemList
 
 
 @post(

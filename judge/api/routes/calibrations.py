@@ -14,6 +14,8 @@ from judge.api.routes._params import (
     PANEL_MAX,
     RUBRIC_ID_MAX,
     JobId,
+    LabelledItemList,
+    Wait,
 )
 from judge.api.schemas import responses
 from judge.api.state import api_state
@@ -37,7 +39,7 @@ class CalibrationRequest(BaseModel):
     rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
     panel: str | None = Field(default=None, max_length=PANEL_MAX)
     label: StoredId | None = None
-    items: list[Any]
+    items: LabelledItemList
 
 
 @post(
@@ -50,7 +52,7 @@ class CalibrationRequest(BaseModel):
 async def create_calibration(
     request: Request[Any, Any, Any],
     data: JSONBody[CalibrationRequest],
-    wait: Annotated[float | None, Parameter(ge=0)] = None,
+    wait: Wait = None,
 ) -> Response[CalibrationView]:
     state = api_state(request)
     view = await state.runtime.calibrations.start(
@@ -119,6 +121,7 @@ class PlanRequest(BaseModel):
     opt={"scope": "calibrate"},
     status_code=200,
     summary="Plan expert labelling: items needed per dimension, and a stratified proposal",
+    responses=responses({200: dict[str, Any]}, 404, 413),
 )
 async def plan_calibration(
     request: Request[Any, Any, Any], data: JSONBody[PlanRequest]
@@ -140,10 +143,11 @@ async def plan_calibration(
     "/v1/calibrations/{run_id:str}/aggregation",
     opt={"scope": "calibrate"},
     summary="Equal vs reliability-weighted aggregation on a run's items, cross-validated",
+    responses=responses({200: dict[str, Any]}, 404, 409),
 )
 async def get_aggregation_comparison(
     request: Request[Any, Any, Any],
-    run_id: Annotated[str, Parameter(description="a calibration run id")],
+    run_id: JobId,
     folds: Annotated[int, Parameter(ge=2, le=10)] = DEFAULT_FOLDS,
     repeats: Annotated[int, Parameter(ge=1, le=200)] = DEFAULT_REPEATS,
     seed: Annotated[int, Parameter(ge=0, description="bootstrap and fold seed")] = RESAMPLE_SEED,

@@ -32,7 +32,7 @@ class CanaryRequest(BaseModel):
     opt={"scope": "calibrate"},
     status_code=201,
     summary="Register a canary",
-    responses=responses({201: CanaryView}),
+    responses=responses({201: CanaryView}, 404, 413),
 )
 async def create_canary(
     request: Request[Any, Any, Any], data: JSONBody[CanaryRequest]

@@ -3,14 +3,14 @@ and report; a probe belongs to the key that started it (another key gets 404; ad
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from litestar import Request, Response, get, post
-from litestar.params import JSONBody, Parameter
+from litestar.params import JSONBody
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api.auth import principal
-from judge.api.routes._params import PANEL_MAX, RUBRIC_ID_MAX, JobId
+from judge.api.routes._params import PANEL_MAX, RUBRIC_ID_MAX, ItemList, JobId, Wait
 from judge.api.schemas import responses
 from judge.api.state import api_state
 from judge.domain.wire import RUN_STATUS_DESCRIPTION, ProbeView
@@ -31,7 +31,7 @@ class ProbeRequest(BaseModel):
     rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
     panel: str | None = Field(default=None, max_length=PANEL_MAX)
     kind: Literal["verbosity", "order", "self-preference"]
-    items: list[Any]
+    items: ItemList
     filler_words: int = Field(default=DEFAULT_FILLER_WORDS, ge=1, le=2000)
     tolerance: float = Field(default=DEFAULT_TOLERANCE, ge=0, le=10)
     permutations: int = Field(default=DEFAULT_PERMUTATIONS, ge=1, le=10)
@@ -42,12 +42,12 @@ class ProbeRequest(BaseModel):
     opt={"scope": "calibrate"},
     status_code=202,
     summary="Start a bias probe",
-    responses=responses({200: ProbeView, 202: ProbeView}, 404, 429),
+    responses=responses({200: ProbeView, 202: ProbeView}, 404, 413),
 )
 async def create_probe(
     request: Request[Any, Any, Any],
     data: JSONBody[ProbeRequest],
-    wait: Annotated[float | None, Parameter(ge=0)] = None,
+    wait: Wait = None,
 ) -> Response[ProbeView]:
     state = api_state(request)
     view = await state.runtime.probes.start(

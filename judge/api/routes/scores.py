@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Request, Response, get, post
-from litestar.params import JSONBody, Parameter
+from litestar.params import JSONBody
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api.auth import principal
@@ -15,7 +15,9 @@ from judge.api.routes._params import (
     PANEL_MAX,
     RUBRIC_ID_MAX,
     RUBRIC_VERSION_MAX,
+    ItemField,
     JobId,
+    Wait,
 )
 from judge.api.schemas import responses
 from judge.api.state import api_state
@@ -38,7 +40,7 @@ class ScoreRequest(BaseModel):
     panel: str | None = Field(
         default=None, max_length=PANEL_MAX, description="a configured panel name"
     )
-    item: dict[str, Any]
+    item: ItemField
 
 
 @post(
@@ -52,9 +54,7 @@ class ScoreRequest(BaseModel):
 async def create_score(
     request: Request[Any, Any, Any],
     data: JSONBody[ScoreRequest],
-    wait: Annotated[
-        float | None, Parameter(ge=0, description="seconds to wait for the result")
-    ] = None,
+    wait: Wait = None,
 ) -> Response[ScoreView]:
     state = api_state(request)
     view = await state.runtime.scores.submit(
