@@ -147,7 +147,7 @@ def create_app(settings: Settings) -> Litestar:
             openapi_router=Router(
                 "/schema", route_handlers=[], opt={"public": True}, include_in_schema=False
             ),
-            render_plugins=render_plugins(REQUEST_MODELS),
+            render_plugins=render_plugins(REQUEST_MODELS, settings),
         ),
         debug=False,
     )

@@ -5,6 +5,8 @@ Both renderings (Swagger UI and ``/schema/openapi.json``) serve the finished doc
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,38 +19,49 @@ from pydantic import BaseModel
 from swagger_ui_bundle import swagger_ui_path
 
 from judge.api.openapi_document import finish_document
+from judge.services.panels import panel_names
+from judge.settings import Settings
 
 #: where the Swagger UI assets are served (below the schema path, public like the docs page)
 ASSETS = "/schema/swagger-assets"
 
 
+Finish = Callable[[dict[str, Any]], dict[str, Any]]
+
+
 class _Swagger(SwaggerRenderPlugin):
-    def __init__(self, models: list[type[BaseModel]], **kwargs: Any) -> None:
+    def __init__(self, finish: Finish, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.models = models
+        self.finish = finish
 
     def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
-        return super().render(request, finish_document(openapi_schema, self.models))
+        return super().render(request, self.finish(openapi_schema))
 
 
 class _Json(JsonRenderPlugin):
-    def __init__(self, models: list[type[BaseModel]]) -> None:
+    def __init__(self, finish: Finish) -> None:
         super().__init__()
-        self.models = models
+        self.finish = finish
 
     def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
-        return super().render(request, finish_document(openapi_schema, self.models))
+        return super().render(request, self.finish(openapi_schema))
 
 
-def render_plugins(models: list[type[BaseModel]]) -> list[Any]:
+def render_plugins(models: list[type[BaseModel]], settings: Settings) -> list[Any]:
     """Swagger UI at ``/schema/swagger`` and the JSON document, finished with ``models``
-    (the request bodies)."""
-    return [_swagger_plugin(models), _Json(models)]
+    (the request bodies) and the limits ``settings`` set."""
+    finish = partial(
+        finish_document,
+        models=models,
+        panels=panel_names(settings),
+        min_canary_interval_s=settings.api.min_canary_interval_s,
+    )
+    return [_swagger_plugin(finish), _Json(finish)]
 
 
-def _swagger_plugin(models: list[type[BaseModel]]) -> SwaggerRenderPlugin:
+def _swagger_plugin(finish: Finish) -> SwaggerRenderPlugin:
     return _Swagger(
-        models,
+        finish,
         path="/swagger",
         js_url=f"{ASSETS}/swagger-ui-bundle.js",
         css_url=f"{ASSETS}/swagger-ui.css",

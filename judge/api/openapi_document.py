@@ -81,6 +81,14 @@ def request_schemas(models: list[type[BaseModel]]) -> dict[str, Any]:
     return out
 
 
+def _name_panels(schema: dict[str, Any] | None, panels: list[str]) -> None:
+    """The string form of a ``panel`` field: one of the configured panels (another name is a
+    422, ``field: panel``)."""
+    for option in (schema or {}).get("anyOf", (schema or {}).get("oneOf", [schema])):
+        if option and option.get("type") == "string":
+            option["enum"] = panels
+
+
 _METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
 
 
@@ -89,17 +97,32 @@ def _operations(document: dict[str, Any]) -> list[dict[str, Any]]:
     return [op for path in paths for method, op in path.items() if method in _METHODS]
 
 
-def finish_document(document: dict[str, Any], models: list[type[BaseModel]]) -> dict[str, Any]:
-    """``document`` (Litestar's, as a dict) finished in place, and returned."""
+def finish_document(
+    document: dict[str, Any],
+    *,
+    models: list[type[BaseModel]],
+    panels: list[str],
+    min_canary_interval_s: float,
+) -> dict[str, Any]:
+    """``document`` (Litestar's, as a dict) finished in place, and returned. ``panels``: the
+    configured panel names; ``min_canary_interval_s``: the floor of a canary's interval."""
     components = document.setdefault("components", {})
     if API_KEY in components.get("securitySchemes", {}):
         return document  # finished already (Litestar caches the document per app)
     components.setdefault("schemas", {}).update(request_schemas(models))
     components["securitySchemes"] = {API_KEY: _SECURITY_SCHEME}
+    for schema in components["schemas"].values():
+        _name_panels(schema.get("properties", {}).get("panel"), panels)
+    interval = components["schemas"]["CanaryRequest"]["properties"]["interval_s"]
+    interval.pop("exclusiveMinimum", None)
+    interval["minimum"] = min_canary_interval_s
     examples = _examples()
     for operation in _operations(document):
         # a route that can answer 401 needs a key; the others are public
         operation["security"] = [{API_KEY: []}] if "401" in operation["responses"] else []
+        for parameter in operation.get("parameters", []):
+            if parameter["name"] == "panel":
+                _name_panels(parameter["schema"], panels)
         body = operation.get("requestBody", {}).get("content", {}).get("application/json")
         ref = (body or {}).get("schema", {}).get("$ref", "")
         named = examples.get(ref.rsplit("/", 1)[-1])

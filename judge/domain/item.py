@@ -162,7 +162,7 @@ def _from_shorthand(raw: dict[str, Any]) -> dict[str, Any]:
             {"speaker": "seeker", "text": raw["seeker_post"]},
             {"speaker": "supporter", "text": raw["response"]},
         ],
-        "metadata": raw.get("metadata") or {},
+        "metadata": {} if raw.get("metadata") is None else raw["metadata"],
         "group": raw.get("group"),
     }
 
@@ -230,7 +230,7 @@ def item_schemas(ref_template: str) -> dict[str, Any]:
             "id": conversation["properties"]["id"],
             "seeker_post": text,
             "response": text,
-            "metadata": conversation["properties"]["metadata"],
+            "metadata": {"anyOf": [conversation["properties"]["metadata"], {"type": "null"}]},
             "group": conversation["properties"]["group"],
         },
         "required": ["seeker_post", "response"],

@@ -5,9 +5,24 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from litestar.params import Parameter
-from pydantic import WithJsonSchema
+from pydantic import BeforeValidator, ConfigDict, WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from judge.api.idempotency import HEADER as IDEMPOTENCY_KEY
+
+#: request bodies: no fields beyond the documented ones, as their OpenAPI schemas state
+REQUEST_CONFIG = ConfigDict(extra="forbid")
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, bool | str):  # pydantic's lax mode (Litestar's) would take them
+        raise PydanticCustomError("json_number", "must be a JSON number")
+    return value
+
+
+#: a number field of a request body is a JSON number, not ``true`` or ``"1"``:
+#: ``Annotated[int, Field(ge=1), JSON_NUMBER]`` (bounds first, so that the schema states them)
+JSON_NUMBER = BeforeValidator(_json_number)
 
 #: ids the service hands out (uuid4 hex); any other path id is refused before a query
 ID_PATTERN = r"^[0-9a-f]{32}$"
@@ -19,7 +34,7 @@ JobId = Annotated[str, Parameter(pattern=ID_PATTERN, description="an id the serv
 #: OpenAPI document states it)
 Wait = Annotated[
     Annotated[float, Parameter(ge=0)] | None,
-    Parameter(description="seconds to wait for the result (else 202 and a Location to poll)"),
+    Parameter(ge=0, description="seconds to wait for the result (else 202 and a Location to poll)"),
 ]
 
 #: a request field that holds one item (documented with the typed ``Item`` schema; read as a
@@ -28,10 +43,20 @@ Wait = Annotated[
 #: :func:`judge.api.openapi_document.request_schemas` turns it into the ``$ref``)
 ITEM_REF = {"x-component": "Item"}
 ItemField = Annotated[dict[str, Any], WithJsonSchema(ITEM_REF)]
-#: a list of items, each validated on its own (a bad one is rejected, not the request)
+#: a list of items, each validated on its own: a bad one is rejected (listed in the answer's
+#: ``rejections``), not the request, so any value is accepted in the list
 ItemList = Annotated[
     list[Any],
-    WithJsonSchema({"type": "array", "minItems": 1, "items": ITEM_REF}),
+    WithJsonSchema(
+        {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "anyOf": [ITEM_REF, {}],
+                "description": "an Item; anything else is rejected on its own (`rejections`)",
+            },
+        }
+    ),
 ]
 #: expert-labelled items of a calibration run
 LabelledItemList = Annotated[

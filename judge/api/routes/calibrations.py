@@ -7,11 +7,13 @@ from typing import Annotated, Any
 
 from litestar import Request, Response, get, post
 from litestar.params import JSONBody, Parameter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from judge.api.auth import principal
 from judge.api.routes._params import (
+    JSON_NUMBER,
     PANEL_MAX,
+    REQUEST_CONFIG,
     RUBRIC_ID_MAX,
     JobId,
     LabelledItemList,
@@ -34,7 +36,7 @@ from judge.errors import CalibrationNotReady
 class CalibrationRequest(BaseModel):
     """Expert-labelled items: ``{"id"?, "item": {...}, "labels": {expert: {dim: value}}}``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
     panel: str | None = Field(default=None, max_length=PANEL_MAX)
@@ -95,14 +97,12 @@ async def get_calibration_report(request: Request[Any, Any, Any], run_id: JobId)
 class PlanRequest(BaseModel):
     """How many more expert labels each dimension needs, and (with a pool) which items."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     rubric: str = Field(min_length=1)
     panel: str | None = None
-    target_ci_lower: float | None = Field(
+    target_ci_lower: Annotated[float, Field(ge=-1, le=1), JSON_NUMBER] | None = Field(
         default=None,
-        ge=-1,
-        le=1,
         description="the line the CI's lower bound must reach (default: the rubric's line)",
     )
     dimensions: list[str] = Field(default_factory=list, max_length=200)
@@ -112,8 +112,8 @@ class PlanRequest(BaseModel):
     pool_batch: str | None = Field(
         default=None, min_length=1, description="a batch scored by this panel: its results"
     )
-    budget: int | None = Field(default=None, ge=1, le=100_000)
-    seed: int = 0
+    budget: Annotated[int, Field(ge=1, le=100_000), JSON_NUMBER] | None = None
+    seed: Annotated[int, JSON_NUMBER] = 0
 
 
 @post(

@@ -3,14 +3,22 @@ and report; a probe belongs to the key that started it (another key gets 404; ad
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from litestar import Request, Response, get, post
 from litestar.params import JSONBody
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from judge.api.auth import principal
-from judge.api.routes._params import PANEL_MAX, RUBRIC_ID_MAX, ItemList, JobId, Wait
+from judge.api.routes._params import (
+    JSON_NUMBER,
+    PANEL_MAX,
+    REQUEST_CONFIG,
+    RUBRIC_ID_MAX,
+    ItemList,
+    JobId,
+    Wait,
+)
 from judge.api.schemas import responses
 from judge.api.state import api_state
 from judge.domain.wire import RUN_STATUS_DESCRIPTION, ProbeView
@@ -26,15 +34,15 @@ class ProbeRequest(BaseModel):
     """Items to probe the panel with (as for ``POST /v1/scores``; self-preference items carry
     ``metadata.generator_model``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
     panel: str | None = Field(default=None, max_length=PANEL_MAX)
     kind: Literal["verbosity", "order", "self-preference"]
     items: ItemList
-    filler_words: int = Field(default=DEFAULT_FILLER_WORDS, ge=1, le=2000)
-    tolerance: float = Field(default=DEFAULT_TOLERANCE, ge=0, le=10)
-    permutations: int = Field(default=DEFAULT_PERMUTATIONS, ge=1, le=10)
+    filler_words: Annotated[int, Field(ge=1, le=2000), JSON_NUMBER] = DEFAULT_FILLER_WORDS
+    tolerance: Annotated[float, Field(ge=0, le=10), JSON_NUMBER] = DEFAULT_TOLERANCE
+    permutations: Annotated[int, Field(ge=1, le=10), JSON_NUMBER] = DEFAULT_PERMUTATIONS
 
 
 @post(

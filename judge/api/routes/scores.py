@@ -6,13 +6,14 @@ from typing import Any
 
 from litestar import Request, Response, get, post
 from litestar.params import JSONBody
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from judge.api.auth import principal
 from judge.api.idempotency import digest, idempotency_key
 from judge.api.routes._params import (
     IDEMPOTENCY_DOC,
     PANEL_MAX,
+    REQUEST_CONFIG,
     RUBRIC_ID_MAX,
     RUBRIC_VERSION_MAX,
     ItemField,
@@ -31,7 +32,7 @@ from judge.services.scores import ScoreView, is_final
 class ScoreRequest(BaseModel):
     """Score one item (docs/DESIGN.md section 3 for the item shape)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     rubric: str = Field(
         min_length=1, max_length=RUBRIC_ID_MAX, description="rubric id, e.g. epitome"
