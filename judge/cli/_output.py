@@ -20,7 +20,8 @@ FORMAT_OPTION = click.option(
 
 
 def console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    # no emoji codes: ":id:" in a source like "calibration:ID:" is text, not 🆔
+    return Console(highlight=False, soft_wrap=False, emoji=False)
 
 
 def print_json(data: Any) -> None:

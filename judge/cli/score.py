@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from judge.cli._output import console, fail, print_json
-from judge.cli._render import print_result
+from judge.cli._render import print_legend, print_result
 from judge.cli._runtime import adhoc_panel, service_runtime
 from judge.domain.item import Item
 from judge.domain.jsonl import read_jsonl_strict
@@ -105,6 +105,7 @@ def score(
         out = console()
         for n, result in enumerate(results):
             print_result(out, result, result.id or f"item {n}")
+        print_legend(out)
     unscored = [
         (result.id or f"item {n}", reasons)
         for n, result in enumerate(results)
