@@ -31,7 +31,9 @@ def _with_store(action: Callable[[KeyStore], Awaitable[T]]) -> T:
 
 @click.group("keys")
 def keys() -> None:
-    """Manage API keys (once a key exists, every API request needs one)."""
+    """Manage API keys. A server requires one on every route but /health, /ready, /metrics and
+    /schema when api.require_keys is on (the default on a non-loopback address); on loopback
+    with it unset, keyless requests are served and a key that is sent is checked."""
 
 
 @keys.command("create")
