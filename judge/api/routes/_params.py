@@ -16,7 +16,7 @@ REQUEST_CONFIG = ConfigDict(extra="forbid")
 
 def _json_number(value: Any) -> Any:
     if isinstance(value, bool | str):  # pydantic's lax mode (Litestar's) would take them
-        raise PydanticCustomError("json_number", "must be a JSON number")
+        raise PydanticCustomError("number_type", "must be a number, not a string or a boolean")
     return value
 
 
