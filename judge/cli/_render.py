@@ -38,7 +38,9 @@ def _value(value: Any) -> str:
 #: printed once after the tables: what the agreement and kappa notation means
 LEGEND = (
     "agreement: 3/2q = 3 judges answered, the quorum is 2; spread = highest - lowest rating; "
-    "modal = share of the most given label; top1 = share naming the same first choice. "
+    "modal = share of the most given label; top1 = share naming the same first choice; "
+    "tie: an even panel split (an ordinal score between the two middle ratings is their "
+    "midpoint, which no judge gave). "
     "κ: agreement with experts (quadratic-weighted kappa, or the dimension's metric): experts κ "
     "between the experts, judges κ the judges' with them; ? = not measured or published. "
     "The last line of a flag is where it comes from (rubric-prior: the rubric's published "
@@ -63,6 +65,8 @@ def _agreement(dim: DimensionResult) -> str:
     text = f"{a.valid}/{a.quorum}q"
     if a.spread is not None:
         text += f" spread {a.spread:g}"
+        if a.tie:  # an even panel split: the median is a midpoint no judge gave
+            text += f" tie {' | '.join(map(str, a.tied_labels or []))}"
     if a.modal_share is not None:
         text += f" modal {a.modal_share:.2f}" + (" tie" if a.tie else "")
     if a.top1_agreement is not None:
