@@ -13,13 +13,14 @@ from judge.domain.rubric import Rubric
 from judge.errors import JudgeError, RubricInvalid
 from judge.rubrics import RubricRegistry, default_rubrics_dir, load_rubric_file
 from judge.rubrics.registry import rubric_files
+from judge.settings import load_settings
 
 DIR_OPTION = click.option(
     "--dir",
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="rubric directory (default: the bundled rubrics/)",
+    help="a directory of rubrics added to the bundled ones (default: JUDGE_RUBRICS_DIR)",
 )
 
 
@@ -44,7 +45,7 @@ def normalised(rubric: Rubric) -> dict[str, Any]:
 
 def _registry(directory: Path | None) -> RubricRegistry:
     try:
-        return RubricRegistry.from_directory(directory)
+        return RubricRegistry.from_directory(directory or load_settings().rubrics_dir)
     except JudgeError as exc:
         fail(f"{exc.message}\n(run `judge rubrics validate` for every problem)")
         raise AssertionError from exc  # unreachable: fail() exits
