@@ -10,6 +10,8 @@ The pass is bounded and deterministic: ``MAX_EXAMPLES`` per operation and phase,
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,7 +20,9 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.async_api import Page
 
+from tests.fixtures.browser import visit
 from tests.fixtures.stacks import (
     ServiceStack,
     SimulatorProcess,
@@ -159,3 +163,41 @@ def test_every_405_and_options_names_the_allowed_methods(
         assert set(refused.headers["Allow"].replace(" ", "").split(",")) == documented, path
         options = httpx.options(url, headers=headers)
         assert set(options.headers["Allow"].replace(" ", "").split(",")) == documented, path
+
+
+def test_try_it_out_in_swagger_scores_the_default_example(
+    keyed_stack: tuple[ServiceStack, str],
+) -> None:
+    """In headless Chromium: Authorize with the key, open POST /v1/scores, "Try it out" with the
+    body Swagger fills in (the first documented example), Execute: the item is scored."""
+    stack, key = keyed_stack
+
+    async def steps(page: Page) -> dict[str, Any]:
+        await page.wait_for_selector(".swagger-ui .info .title", timeout=30_000)
+        await page.locator("button.authorize").first.click()
+        await page.locator(".auth-container input").first.fill(key)
+        await page.locator(".auth-btn-wrapper button.authorize").first.click()
+        await page.locator(".auth-btn-wrapper button.btn-done").first.click()
+        path = page.locator(".opblock-summary-path", has_text=re.compile(r"^/v1/scores$"))
+        operation = page.locator(".opblock-post", has=path).first
+        await operation.locator(".opblock-summary").click()
+        await operation.locator(".try-out__btn").click()
+        await operation.locator('tr[data-param-name="wait"] input').fill("60")
+        body = await operation.locator("textarea.body-param__text").input_value()
+        await operation.locator(".execute").click()
+        status = operation.locator(".live-responses-table .response .response-col_status")
+        await status.first.wait_for(timeout=90_000)
+        answer = operation.locator(".live-responses-table .response-col_description pre")
+        return {
+            "body": body,
+            "status": (await status.first.inner_text()).strip(),
+            "answer": await answer.first.inner_text(),
+        }
+
+    seen = visit(f"{stack.base_url}/schema/swagger", "swagger-try-it-out", steps)
+    assert seen.problems() == []
+    sent = json.loads(seen.result["body"])
+    assert sent["rubric"] == "epitome"
+    assert "seeker_post" in sent["item"]
+    assert seen.result["status"] == "200", seen.result
+    assert json.loads(seen.result["answer"])["status"] == "completed"
