@@ -10,9 +10,8 @@ from typing import Any, TypeVar
 
 import click
 from rich.markup import escape
-from rich.table import Table
 
-from judge.cli._output import FORMAT_OPTION, console, fail, print_json
+from judge.cli._output import FORMAT_OPTION, console, fail, print_json, wrapping_table
 from judge.cli._runtime import service_runtime
 from judge.domain.principal import OPERATOR
 from judge.domain.wire import CalibrationView
@@ -90,7 +89,7 @@ def list_canaries(rubric: str | None, fmt: str) -> None:
     if fmt == "json":
         print_json(data)
         return
-    table = Table("id", "name", "rubric", "panel", "every (s)", "baseline", "last run")
+    table = wrapping_table("id", "name", "rubric", "panel", "every (s)", "baseline", "last run")
     for r in data:
         table.add_row(
             r["id"],
@@ -154,9 +153,7 @@ def print_drift(view: CalibrationView) -> None:
     sim = " [bold magenta]\\[SIMULATED JUDGES][/bold magenta]" if view.simulated else ""
     out.print(f"canary {escape(canary)} run {view.id}: drift from its baseline{sim}")
     # short headers (explained below the table): the dimension ids keep the room at 80 columns
-    table = Table("dimension", "rater", "κ", "base κ", "Δκ", "shift", "abst. Δ")
-    for column in table.columns:
-        column.overflow = "fold"
+    table = wrapping_table("dimension", "rater", "κ", "base κ", "Δκ", "shift", "abst. Δ")
     for dim_id, raters in report.drift.items():
         for rater, drift in raters.items():
             table.add_row(

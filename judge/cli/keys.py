@@ -7,9 +7,8 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import click
-from rich.table import Table
 
-from judge.cli._output import FORMAT_OPTION, console, fail, print_json
+from judge.cli._output import FORMAT_OPTION, console, fail, print_json, wrapping_table
 from judge.errors import JudgeError
 from judge.services.keys import SCOPES, KeyStore, keys_of
 from judge.settings import load_settings
@@ -62,7 +61,7 @@ def list_keys(fmt: str) -> None:
     if fmt == "json":
         print_json([vars(i) | {"scopes": list(i.scopes)} for i in infos])
         return
-    table = Table("id", "name", "prefix", "scopes", "created", "last used", "revoked")
+    table = wrapping_table("id", "name", "prefix", "scopes", "created", "last used", "revoked")
     for i in infos:
         table.add_row(
             i.id,
