@@ -13,6 +13,7 @@ from rich.console import Console
 from judge.cli._output import console
 from judge.cli._render import LEGEND, print_legend, print_result, summary_line
 from judge.domain.result import ScoreResult
+from tests.fixtures.terminal import table_cells
 
 RESULTS = Path(__file__).parents[2] / "fixtures" / "score_results"
 
@@ -31,19 +32,6 @@ def _render(result: ScoreResult, monkeypatch: pytest.MonkeyPatch) -> str:
     return text
 
 
-def _column(text: str, index: int) -> list[str]:
-    """The cells of column ``index`` of the table, each rejoined from its wrapped lines (with
-    the spaces left out: a cell may wrap at one)."""
-    cells, current = [], ""
-    for line in text.splitlines():
-        if line.startswith(("├", "└")) and current:
-            cells.append(current)
-            current = ""
-        elif line.startswith("│"):
-            current += "".join(line.split("│")[index + 1].split())
-    return cells
-
-
 @pytest.mark.parametrize("name", ["lend_an_ear.json", "rescue_couple.json"])
 def test_nothing_is_cut_at_80_columns(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     result = _result(name)
@@ -52,8 +40,8 @@ def test_nothing_is_cut_at_80_columns(name: str, monkeypatch: pytest.MonkeyPatch
     assert "…" not in text
     dims = list(result.dimensions)
     # a proscriptive dimension carries "(↓ better)" after its id
-    assert [cell.replace("(↓better)", "") for cell in _column(text, 0)] == dims
-    for dim, cell in zip(result.dimensions.values(), _column(text, 4), strict=True):
+    assert [cell.replace("(↓better)", "") for cell in table_cells(text, 0)] == dims
+    for dim, cell in zip(result.dimensions.values(), table_cells(text, 4), strict=True):
         for reason in dim.reliability.reasons:
             assert reason in cell
 
