@@ -61,11 +61,24 @@ def _examples() -> dict[str, dict[str, Any]]:
 
 
 def _resolve(schema: Any) -> Any:
-    """``schema`` with each ``{"x-component": NAME}`` replaced by a ``$ref`` to NAME."""
+    """``schema`` with each ``{"x-component": NAME}`` replaced by a ``$ref`` to NAME, and each
+    optional scalar (pydantic's ``anyOf: [{type: T, bounds}, {type: null}]``) written as
+    ``type: [T, "null"]`` with its bounds, which every generator and fuzzer reads alike."""
     if isinstance(schema, dict):
         if "x-component" in schema:  # pydantic may have added a title: the component has one
             return {"$ref": REF.format(model=schema["x-component"])}
-        return {key: _resolve(value) for key, value in schema.items()}
+        resolved = {key: _resolve(value) for key, value in schema.items()}
+        options = resolved.get("anyOf")
+        if (
+            isinstance(options, list)
+            and len(options) == 2
+            and options[1] == {"type": "null"}
+            and isinstance(options[0].get("type"), str)
+            and options[0]["type"] not in ("object", "array")
+        ):
+            scalar = resolved.pop("anyOf")[0]
+            resolved |= scalar | {"type": [scalar["type"], "null"]}
+        return resolved
     if isinstance(schema, list):
         return [_resolve(value) for value in schema]
     return schema
