@@ -36,6 +36,7 @@ from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric, Tolerance
 from judge.errors import JudgeMisconfigured
 from judge.llm.client import CONFIGURATION_FAILURES, ChatClient
 from judge.panel.aggregate import Aggregate, aggregate, weighted_aggregate
+from judge.panel.guarantee import item_guarantee
 from judge.panel.judge_call import JudgeOutcome, JudgeTarget, run_judge
 from judge.panel.samples import SampledOutcome, combine_samples
 
@@ -317,6 +318,15 @@ async def score_item(
             disagreement=agg.disagreement,
             extra_caution=extra,
         )
+        equal = how.equal_score if how is not None and how.method == "weighted" else agg.score
+        interval, prediction_set, guarantee = item_guarantee(
+            dim,
+            [j.rating for j in judges if j.status == "ok"],
+            equal if enough else None,
+            calibration,
+            policy,
+            participants,
+        )
         dims[dim.id] = DimensionResult(
             score=agg.score if enough else None,
             scale=_scale_info(dim),
@@ -333,6 +343,9 @@ async def score_item(
             ),
             reliability=flag,
             aggregation=how,
+            interval=interval,
+            prediction_set=prediction_set,
+            guarantee=guarantee,
         )
     calls = [c for o in outcomes for c in o.calls]
     usage = Usage(
@@ -366,4 +379,7 @@ async def score_item(
         metadata=dict(item.metadata),
         simulated=panel.simulated,
         calls=calls,
+        escalate="human"
+        if any(g.guarantee and not g.guarantee.guaranteed for g in dims.values())
+        else None,
     )
