@@ -163,11 +163,3 @@ class ScoreResult(BaseModel):
     #: ``human`` when a guarantee policy applies and some dimension is not guaranteed: a person
     #: must look at this item (GET /v1/batches/{id}/escalations lists them)
     escalate: Literal["human"] | None = None
-
-    def escalated_dimensions(self) -> list[str]:
-        """The dimensions whose guarantee is not given."""
-        return [
-            dim_id
-            for dim_id, dim in self.dimensions.items()
-            if dim.guarantee is not None and not dim.guarantee.guaranteed
-        ]
