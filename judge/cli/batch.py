@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.cli._output import FORMAT_OPTION, print_json
+from judge.cli._guarantee_render import escalations_table
+from judge.cli._output import FORMAT_OPTION, console, print_json
 from judge.cli._remote import KEY, URL, remote
 from judge.client import BatchHandle
 from judge.domain.wire import BatchView
@@ -132,3 +133,25 @@ def results(batch_id: str, url: str, key: str | None, output: Path | None) -> No
         n = _download(client.batch(batch_id), output)
     if output:
         click.echo(f"wrote {n} results to {output}", err=True)
+
+
+@batch.command("escalations")
+@click.argument("batch_id")
+@URL
+@KEY
+@FORMAT_OPTION
+def escalations(batch_id: str, url: str, key: str | None, fmt: str) -> None:
+    """List the completed items a person must see (``escalate: human``) and why; with
+    ``--format json`` each with its conversation."""
+    with remote(url, key) as client:
+        view = client.batch(batch_id).escalations()
+    if fmt == "json":
+        print_json(view.model_dump(mode="json"))
+        return
+    out = console()
+    out.print(
+        f"{view.escalated} of {view.completed} completed items need a person "
+        f"(batch {view.batch_id})"
+    )
+    if view.items:
+        out.print(escalations_table(view))

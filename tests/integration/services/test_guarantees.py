@@ -123,7 +123,10 @@ async def _scenario(runtime: ServiceRuntime) -> None:
             assert part.interval.simulated
             assert part.interval.low is not None
             assert part.interval.high is not None
-            assert part.interval.low <= part.score <= part.interval.high
+            how = part.aggregation
+            # the interval is around the panel's equal aggregate (what calibration measures)
+            equal = how.equal_score if how is not None and how.method == "weighted" else part.score
+            assert part.interval.low <= equal <= part.interval.high
             g = part.guarantee
             assert g is not None
             assert g.calibration_id == run.id
