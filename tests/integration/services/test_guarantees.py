@@ -16,6 +16,7 @@ import pytest
 from judge.domain.principal import OPERATOR
 from judge.domain.result import ScoreResult
 from judge.domain.wire import wire_json
+from judge.errors import BatchNotFound
 from judge.persistence import jobs as repo
 from judge.persistence.database import Database
 from judge.runtime.composition import ServiceRuntime, build_runtime
@@ -157,6 +158,10 @@ async def _scenario(runtime: ServiceRuntime) -> None:
     assert "no_guarantee_available" in reasons
     assert reasons <= {"no_guarantee_available", "below_confidence_threshold"}
     json.dumps(listed.model_dump(mode="json"))  # serialisable as the API returns it
+    # an unknown batch is the 404 problem (BatchNotFound), never a 500
+    with pytest.raises(BatchNotFound) as missing:
+        await runtime.batches.escalations(OPERATOR, "0" * 32, 4)
+    assert missing.value.resource_id == "0" * 32
 
 
 def test_calibrate_then_score_gives_intervals_guarantees_and_escalations(
