@@ -232,6 +232,10 @@ class PanelSpec(BaseModel):
         description="a judge rating a reply of its own model family (item metadata."
         "generator_model): exclude it from the aggregate, or keep it and flag the dimension",
     )
+    guarantee: GuaranteePolicy | None = Field(
+        default=None,
+        description="item-level guarantee policy for this panel; wins over the rubric's",
+    )
 
     @model_validator(mode="after")
     def _quorum_possible(self) -> PanelSpec:

@@ -18,6 +18,7 @@ from judge.domain.flags import (
     Calibration,
     reliability_flag,
 )
+from judge.domain.guarantees import GuaranteePolicy
 from judge.domain.injection import contains_instructions
 from judge.domain.item import Item
 from judge.domain.item_fit import check_item_fits
@@ -55,6 +56,13 @@ class Panel:
     includes_simulator: bool = False  # at least one judge is a simulator persona
     aggregation: AggregationMode = "auto"  # see judge.domain.aggregation_choice
     self_preference: str = "exclude"  # exclude | keep (a judge of the judged model's family)
+    guarantee: GuaranteePolicy | None = None  # wins over the rubric's (judge.domain.guarantees)
+
+    def policy(self, policy: ReliabilityPolicy) -> ReliabilityPolicy:
+        """``policy`` with this panel's guarantee policy, when it has one."""
+        if self.guarantee is None:
+            return policy
+        return policy.model_copy(update={"guarantee": self.guarantee})
 
     def signature(self) -> str:
         """Identifies the panel's composition (models, parameters and samples per judge) for
@@ -229,7 +237,7 @@ async def score_item(
     ``policy`` overrides the rubric's reliability policy (e.g. with the settings' defaults);
     ``length_sensitive`` names dimensions the panel's latest verbosity probe marked."""
     check_item_fits(item, rubric)
-    policy = policy or rubric.reliability
+    policy = panel.policy(policy or rubric.reliability)
     started = time.perf_counter()
     sampled = await asyncio.gather(
         *(

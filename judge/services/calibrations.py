@@ -243,7 +243,7 @@ class CalibrationService(BatchRuns[CalibrationView]):
                 simulated=run.simulated,
             )
         )
-        report = add_guarantees(report, rubric, items, judges, policy.guarantee)
+        report = add_guarantees(report, rubric, items, judges, panel.policy(policy).guarantee)
         report.panel = PanelRef(name=run.panel_name, judges=judges)
         report.stability = intra_judge_stability(rubric, items)
         report.cost = call_cost(panel, items)

@@ -11,6 +11,7 @@ from judge.domain.guarantees import (
 )
 from judge.domain.rubric import ReliabilityPolicy
 from judge.panel.guarantee import item_guarantee, panel_confidence
+from judge.panel.run import Panel
 from judge.rubrics import RubricRegistry
 
 REGISTRY = RubricRegistry.from_directory()
@@ -121,3 +122,9 @@ def test_nominal_prediction_set_holds_labels_within_the_vote_share_threshold() -
     # scores: labels[0] 1/3, labels[1] 2/3, others 1
     assert pset is not None
     assert pset.labels == labels[:2]
+
+
+def test_a_panels_guarantee_policy_wins_over_the_rubrics() -> None:
+    own = GuaranteePolicy(agreement=0.7, agree_within=1)
+    assert Panel(name="p", judges=(), guarantee=own).policy(POLICY).guarantee == own
+    assert Panel(name="p", judges=()).policy(POLICY) is POLICY
