@@ -128,3 +128,30 @@ def test_a_panels_guarantee_policy_wins_over_the_rubrics() -> None:
     own = GuaranteePolicy(agreement=0.7, agree_within=1)
     assert Panel(name="p", judges=(), guarantee=own).policy(POLICY).guarantee == own
     assert Panel(name="p", judges=()).policy(POLICY) is POLICY
+
+
+COUPLE = REGISTRY.get("rescue-couple")
+
+
+def test_ranked_prediction_set_is_for_the_first_choice_among_the_items_candidates() -> None:
+    target = COUPLE.dimension("support_target")
+    votes = [["Couple", "tom"], ["Couple", "maya"], ["tom", "Couple"]]
+    stored = _stored(0.7, 0.9).model_copy(update={"scale": "ranked"})
+    _, pset, g = item_guarantee(
+        target, votes, ["Couple", "tom"], _calibration(stored), POLICY, ("tom", "maya")
+    )
+    # first choices: Couple 2/3 (score 1/3), tom 1/3 (2/3), maya none (1)
+    assert pset is not None
+    assert pset.labels == ["tom", "Couple"]
+    assert g is not None
+    assert g.confidence == 0.5  # modal agreement of the first choices: (2/3 - 1/3) / (2/3)
+
+
+def test_binary_prediction_set_and_confidence() -> None:
+    intervene = COUPLE.dimension("intervene_now")
+    stored = _stored(0.0, 1.0).model_copy(update={"scale": "binary"})
+    _, pset, g = item_guarantee(intervene, [True, True], True, _calibration(stored), POLICY)
+    assert pset is not None
+    assert pset.labels == [True]
+    assert g is not None
+    assert g.guaranteed
