@@ -100,7 +100,8 @@ def dimension_guarantee(
     used = [it for it, _ in pairs]
     truth = [g for _, g in pairs]
     votes = [[it.judges.get(m, {}).get(dim.id) for m in judges] for it in used]
-    confidence = panel_confidence(dim, votes, policy.agree_within)
+    samples = [[it.judge_samples.get(m, {}).get(dim.id) for m in judges] for it in used]
+    confidence = panel_confidence(dim, votes, policy.agree_within, samples)
     aggregate = [it.aggregate[dim.id] for it in used]
     if scale.type == "ordinal":
         scores = ordinal_scores([_number(a) for a in aggregate], [_number(g) for g in truth])

@@ -36,7 +36,8 @@ _EPS = 1e-9
 CONFIDENCE_METHOD = (
     "ordinal: mean of range agreement (1 - spread / scale span) and modal agreement of the "
     "judges' ratings, judges within agree_within levels counted as agreeing; labels: modal "
-    "agreement of the judges' votes (ranked: first choices)"
+    "agreement of the judges' votes (ranked: first choices); judges sampled k > 1 times add "
+    "their self-consistency across samples"
 )
 
 
@@ -48,21 +49,52 @@ def _number(value: Any) -> float:
     return math.nan if value is None else float(value)
 
 
+#: per item, per judge (as in its row of ratings): the judge's k samples, or None
+Samples = Sequence[Sequence[Sequence[Any] | None]]
+
+
+def _sample_cube(samples: Samples, judges: int) -> FloatArray | None:
+    """(items, judges, k) with NaN where a judge has fewer samples (None: no judge has any)."""
+    k = max((len(s) for row in samples for s in row if s), default=0)
+    if k < 2:
+        return None
+    cube = np.full((len(samples), judges, k), np.nan)
+    for i, row in enumerate(samples):
+        for j, values in enumerate(row):
+            for n, value in enumerate(values or ()):
+                cube[i, j, n] = _number(value)
+    return cube
+
+
 def panel_confidence(
-    dim: Dimension, ratings: Sequence[Sequence[Any]], agree_within: int
+    dim: Dimension,
+    ratings: Sequence[Sequence[Any]],
+    agree_within: int,
+    samples: Samples | None = None,
 ) -> FloatArray:
     """Per item (a row of judges' ratings, None for an abstention): the panel's confidence
-    in [0, 1], NaN with fewer than two ratings."""
+    in [0, 1], NaN with fewer than two ratings; with ``samples`` (panel option ``samples``)
+    each judge's self-consistency across its samples counts as a further feature."""
     scale = dim.scale
     if scale.type == "ordinal":
-        grid = [[_number(v) for v in row] for row in ratings]
+        grid = np.asarray([[_number(v) for v in row] for row in ratings], dtype=np.float64).reshape(
+            len(ratings), -1
+        )
+        cube = _sample_cube(samples, grid.shape[1]) if samples is not None else None
         return ordinal_features(
-            np.asarray(grid, dtype=np.float64).reshape(len(grid), -1),
+            grid,
             scale.min,
             scale.max,
+            samples=cube,
             tolerance=min(agree_within, scale.max - scale.min - 1),
         ).confidence()
-    return label_features([[_first(v) for v in row] for row in ratings]).confidence()
+    per_judge = (
+        [[[_first(v) for v in s or ()] for s in row] for row in samples]
+        if samples is not None and any(s and len(s) > 1 for row in samples for s in row)
+        else None
+    )
+    votes = [[_first(v) for v in row] for row in ratings]
+    return label_features(votes, samples=per_judge).confidence()
 
 
 def label_nonconformity(votes: Sequence[Any], label: Any) -> float:
@@ -138,10 +170,12 @@ def item_guarantee(
     calibration: Calibration | None,
     policy: ReliabilityPolicy,
     participants: tuple[str, ...] = (),
+    samples: Sequence[Sequence[Any] | None] | None = None,
 ) -> tuple[ScoreInterval | None, PredictionSet | None, ItemGuarantee | None]:
     """The interval (ordinal) or prediction set (labels) and the guarantee of one scored
-    dimension: ``votes`` are the ratings of every judge that rated, ``equal_score`` the
-    panel's equal aggregate (None below quorum). Nothing without a guarantee policy."""
+    dimension: ``votes`` are the ratings of every judge that rated (``samples``: each one's
+    k samples, or None), ``equal_score`` the panel's equal aggregate (None below quorum).
+    Nothing without a guarantee policy."""
     wanted = policy.guarantee
     if wanted is None or dim.scale.type == "free_text":
         return None, None, None
@@ -170,7 +204,8 @@ def item_guarantee(
         if scored and dim.scale.type != "ordinal"
         else None
     )
-    confidence = float(panel_confidence(dim, [list(votes)], wanted.agree_within)[0])
+    rows = None if samples is None else [list(samples)]
+    confidence = float(panel_confidence(dim, [list(votes)], wanted.agree_within, rows)[0])
     guaranteed, reason = _decide(wanted, stored, calibration, policy, confidence, scored)
     return (
         interval,

@@ -327,13 +327,15 @@ async def score_item(
             extra_caution=extra,
         )
         equal = how.equal_score if how is not None and how.method == "weighted" else agg.score
+        answered = [j for j in judges if j.status == "ok"]
         interval, prediction_set, guarantee = item_guarantee(
             dim,
-            [j.rating for j in judges if j.status == "ok"],
+            [j.rating for j in answered],
             equal if enough else None,
             calibration,
             policy,
             participants,
+            [j.samples.values if j.samples is not None else None for j in answered],
         )
         dims[dim.id] = DimensionResult(
             score=agg.score if enough else None,

@@ -155,3 +155,14 @@ def test_binary_prediction_set_and_confidence() -> None:
     assert pset.labels == [True]
     assert g is not None
     assert g.guaranteed
+
+
+def test_self_consistency_across_samples_lowers_the_confidence_of_unstable_judges() -> None:
+    steady = panel_confidence(ER, [[1, 1]], 0, [[[1, 1, 1], [1, 1, 1]]])[0]
+    shaky = panel_confidence(ER, [[1, 1]], 0, [[[1, 0, 2], [1, 1, 1]]])[0]
+    assert steady == 1.0
+    # judges agree (range 1, modal 1); one judge's samples span the scale: its range 0 and
+    # modal 0, the other's 1 and 1 -> self-consistency 0.5; mean of (1, 1, 0.5)
+    assert abs(shaky - 2.5 / 3) < 1e-9
+    votes = panel_confidence(RELATION, [["a", "a"]], 0, [[["a", "b"], ["a", "a"]]])[0]
+    assert abs(votes - 0.75) < 1e-9  # modal 1; self-consistency (0 + 1) / 2
