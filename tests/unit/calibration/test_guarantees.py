@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import math
 
-from judge.calibration import ScoredItem, add_guarantees, calibration_report, dimension_guarantee
+from judge.calibration import (
+    ScoredItem,
+    add_guarantees,
+    calibration_report,
+    dimension_guarantee,
+    render_report_html,
+)
 from judge.domain.calibration_report import CalibrationReport
 from judge.domain.guarantees import GuaranteePolicy
 from judge.rubrics import RubricRegistry
@@ -110,3 +116,18 @@ def test_report_carries_guarantees_in_the_dimension_and_its_flag_inputs() -> Non
     again = CalibrationReport.model_validate_json(report.model_dump_json())
     assert again.dimensions[ER.id].guarantee == dim.guarantee
     assert report.dimensions["interpretations"].guarantee is None  # not labelled
+
+
+def test_the_report_page_shows_each_dimensions_threshold_curve() -> None:
+    rows = [([2, 2, 2], 2, 2)] * 15 + [([0, 1, 2], 1, 2)] * 15
+    items = _ordinal(rows)
+    report = calibration_report(EPITOME, items, JUDGES, "run-1", resamples=50)
+    page = render_report_html(add_guarantees(report, EPITOME, items, JUDGES, None))
+    assert "<h2>Item-level guarantees</h2>" in page
+    assert "emotional_reactions: threshold curve" in page
+    # the curve: 1.00 keeps the 15 unanimous items (passed), 0.00 all 30 (failed)
+    assert "<td>1.00</td><td>15</td><td>0</td><td>1.00</td><td>0.50</td>" in page
+    assert "<td>0.00</td><td>30</td><td>15</td><td>0.50</td><td>1.00</td>" in page
+    assert "<td>failed</td>" in page
+    plain = calibration_report(EPITOME, items, JUDGES, "run-1", resamples=50)
+    assert "Item-level guarantees" not in render_report_html(plain)  # runs stored before
