@@ -4,6 +4,8 @@ and a batch's escalations."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -11,6 +13,7 @@ from rich.table import Table
 from judge.domain.calibration_report import CalibrationReport
 from judge.domain.escalations import EscalationsView
 from judge.domain.result import DimensionResult, ScoreResult
+from judge.domain.wire import CompletedLine, JobStatusLine
 
 #: the short form of each reason in a score cell (the full one is printed below the table)
 _SHORT = {
@@ -141,4 +144,31 @@ def escalations_table(view: EscalationsView) -> Table:
                 reason,
             )
             first = False
+    return table
+
+
+def results_table(lines: Iterable[CompletedLine | JobStatusLine]) -> Table:
+    """A batch's results, one row per item and dimension: the score, its interval or
+    prediction set, and the guarantee (``escalate`` marks the items a person must see)."""
+    table = Table("line", "item", "dimension", "score", "interval", "guarantee")
+    for line in lines:
+        if not isinstance(line, CompletedLine):
+            shown = escape(line.item_id or line.id)
+            table.add_row(str(line.line), shown, "", escape(line.status), "", "")
+            continue
+        first = True
+        for dim_id, dim in line.dimensions.items():
+            cell = score_cell_lines(dim)
+            guarantee = cell.pop() if dim.guarantee is not None else "-"
+            table.add_row(
+                str(line.line) if first else "",
+                escape(line.item_id or line.id) if first else "",
+                escape(dim_id),
+                escape(str(dim.score)),
+                " ".join(cell) or "-",
+                guarantee,
+            )
+            first = False
+        if line.escalate == "human":
+            table.add_row("", "", "", "", "", "[yellow]escalate: human[/yellow]")
     return table

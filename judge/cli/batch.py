@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.cli._guarantee_render import escalations_table
+from judge.cli._guarantee_render import escalations_table, results_table
 from judge.cli._output import FORMAT_OPTION, console, print_json
 from judge.cli._remote import KEY, URL, remote
 from judge.client import BatchHandle
@@ -127,9 +127,20 @@ def status(batch_id: str, url: str, key: str | None, fmt: str) -> None:
     default=None,
     help="file to write (default: standard output)",
 )
-def results(batch_id: str, url: str, key: str | None, output: Path | None) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "table"]),
+    default="jsonl",
+    show_default=True,
+    help="JSON Lines, or a table of scores, intervals and guarantees",
+)
+def results(batch_id: str, url: str, key: str | None, output: Path | None, fmt: str) -> None:
     """Download a batch's results as JSON Lines (one line per item, in submission order)."""
     with remote(url, key) as client:
+        if fmt == "table":
+            console().print(results_table(client.batch(batch_id).results()))
+            return
         n = _download(client.batch(batch_id), output)
     if output:
         click.echo(f"wrote {n} results to {output}", err=True)

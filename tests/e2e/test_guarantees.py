@@ -160,6 +160,12 @@ def test_calibrate_score_and_escalate_through_the_api_and_the_cli(
     )
     assert json.loads(as_json.stdout) == listed
 
+    table = stack.judge("batch", "results", batch_id, "--url", stack.base_url, "--format", "table")
+    assert table.returncode == 0, table.stderr
+    assert "escalate: human" in table.stdout
+    assert "[0-2] 90%" in table.stdout or "[0-1] 90%" in table.stdout
+    fits(table.stdout)
+
     one = tmp_path / "one.json"
     one.write_text(json.dumps(fresh[0]), encoding="utf-8")
     scored = stack.judge("score", "--rubric", "epitome", str(one))
