@@ -329,6 +329,30 @@ class ApiSettings(BaseModel):
         default=0, ge=0, le=65535, description="serve /metrics on this port only; 0 = on the API"
     )
     max_body_bytes: int = Field(default=20_000_000, ge=1_000)
+    max_header_bytes: int = Field(
+        default=32_768, ge=1_024, description="request line and headers (431 beyond)"
+    )
+    max_headers: int = Field(default=100, ge=8, description="request headers (431 beyond)")
+    header_timeout_s: float = Field(
+        default=10.0, gt=0, description="a request's headers must arrive within this (408)"
+    )
+    body_timeout_s: float = Field(
+        default=30.0, gt=0, description="longest pause between two reads of a body (408)"
+    )
+    max_connections: int = Field(
+        default=1_000, ge=1, description="open connections of one process (503 beyond)"
+    )
+    keepalive_timeout_s: int = Field(
+        default=5, ge=1, description="an idle keep-alive connection is closed after this"
+    )
+    keepalive_max_requests: int = Field(
+        default=1_000, ge=1, description="requests on one connection, then it is closed"
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="addresses (or networks) of reverse proxies whose X-Forwarded-For and "
+        "X-Forwarded-Proto are believed; empty: none",
+    )
     max_wait_s: float = Field(default=120.0, ge=0)
     max_batch_items: int = Field(default=100_000, ge=1)
     key_cache_s: float = Field(

@@ -32,6 +32,7 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
     import uvicorn
 
     from judge.api.app import bind_refusal, create_app
+    from judge.api.edge import uvicorn_options
 
     try:
         settings = load_settings()
@@ -74,7 +75,14 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
         # start their own
         with simulator_for(settings, None if not settings.redis_url else ()) as settings:
             app = create_app(settings)
-            uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+            uvicorn.run(
+                app,
+                host=host,
+                port=port,
+                log_level="warning",
+                lifespan="on",
+                **uvicorn_options(settings.api),
+            )
     except JudgeError as exc:
         fail(exc.message)
 
