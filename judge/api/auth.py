@@ -1,8 +1,10 @@
 """Fail-closed authentication: every route needs a bearer API key unless it is declared
 public (``opt={"public": True}``: /health, /ready, /metrics, the API docs), or keys are not
-required (``api.require_keys`` off, or unset and the server is bound to and reached on
-loopback). Scopes: ``score``, ``batch``, ``calibrate`` and ``admin`` (admin implies the
-others and reads every key's data).
+required: ``api.require_keys`` off, or unset and all of these hold: the server is bound to and
+reached on loopback, the client is a loopback address, the request carries no proxy header
+(a reverse proxy on the same host makes remote clients look local) and no API key exists
+(once one does, keyless use would bypass it through any local relay). Scopes: ``score``,
+``batch``, ``calibrate`` and ``admin`` (admin implies the others and reads every key's data).
 
 Key lookups are cached for ``api.key_cache_s`` (a revoked key stops working within that
 time), and a known key keeps working for ``api.key_stale_s`` while the database is down, so
@@ -11,6 +13,7 @@ routes that need only memory (rubrics) stay up during an outage.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from litestar.connection import ASGIConnection
@@ -40,6 +43,41 @@ def _server_host(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     return str(server[0])
 
 
+#: headers a reverse proxy adds: a request carrying one was relayed (or claims to be)
+PROXY_HEADERS = (
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-real-ip",
+    "via",
+)
+
+
+def _remote_client(connection: ASGIConnection[Any, Any, Any, Any]) -> bool:
+    """The client is an address off this machine (a trusted proxy's X-Forwarded-For, as
+    uvicorn resolved it, or the peer itself); a name (a test client's) is not an address."""
+    client = connection.scope.get("client")
+    if not client:
+        return False
+    try:
+        return not ipaddress.ip_address(str(client[0])).is_loopback
+    except ValueError:
+        return False
+
+
+async def _keys_required_for(connection: ASGIConnection[Any, Any, Any, Any], state: Any) -> bool:
+    """Does this keyless request need a key? (See the module docstring for the rule.)"""
+    api: ApiSettings = state.runtime.settings.api
+    if api.require_keys is not None:
+        return api.require_keys
+    if keys_required(api, _server_host(connection)) or _remote_client(connection):
+        return True
+    if any(name in connection.headers for name in PROXY_HEADERS):
+        return True
+    return bool(await state.keys.any_active())
+
+
 async def require_key(
     connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler
 ) -> None:
@@ -51,7 +89,7 @@ async def require_key(
     if not token and connection.headers.get("authorization"):
         raise ProblemError(401, "send the API key as 'Authorization: Bearer <key>'")
     if not token:
-        if keys_required(state.runtime.settings.api, _server_host(connection)):
+        if await _keys_required_for(connection, state):
             raise ProblemError(
                 401, "this server requires an API key: send 'Authorization: Bearer <key>'"
             )

@@ -49,14 +49,19 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
     refusal = bind_refusal(settings, active_keys)
     if refusal:
         fail(refusal)
-    required = settings.api.keys_required()
+    # unset require_keys on loopback: keyless use ends once a key exists (see api/auth.py)
+    required = settings.api.keys_required() or (
+        settings.api.require_keys is None and active_keys > 0
+    )
     mode = (
         f"Celery workers via {schema.shown_url(settings.redis_url)}"
         if settings.redis_url
         else "in-process jobs"
     )
     auth = (
-        f"API keys required ({active_keys} active)" if required else "no API key needed on loopback"
+        f"API keys required ({active_keys} active)"
+        if required
+        else "no API key needed on loopback until one is created"
     )
     click.echo(
         f"empathy-judge on http://{host}:{port} ({mode}; {auth}; "

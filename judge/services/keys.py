@@ -23,6 +23,22 @@ class KeyCache:
         self._fresh_s = fresh_s
         self._stale_s = stale_s
         self._seen: dict[str, tuple[float, KeyInfo | None]] = {}
+        self._any_active: tuple[float, bool] | None = None
+
+    async def any_active(self) -> bool:
+        """Does any unrevoked key exist (looked up at most every ``fresh_s``)? True while the
+        database does not answer (fail closed)."""
+        now = time.monotonic()
+        if self._any_active is not None and now - self._any_active[0] < self._fresh_s:
+            return self._any_active[1]
+        try:
+            found = await self._store.count_active() > 0
+        except Exception as exc:
+            if is_unavailable(exc):
+                return True
+            raise
+        self._any_active = (now, found)
+        return found
 
     async def authenticate(self, token: str) -> KeyInfo | None:
         digest = hash_key(token)

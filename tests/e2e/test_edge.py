@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import http.server
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -189,3 +191,67 @@ def test_a_keep_alive_connection_is_closed_after_its_requests(edge_stack: Servic
         connection.close()
     assert closes[-1] == "close"
     assert "close" not in closes[:-1]
+
+
+class Relay:
+    """A reverse proxy on loopback, as nginx would be set up in front of the service: it
+    forwards each request with ``X-Forwarded-For`` (the client it stands for) and a public
+    ``Host``, and passes ``Authorization`` through."""
+
+    def __init__(self, upstream: str) -> None:
+        upstream_client = httpx.Client(base_url=upstream, timeout=30)
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                headers = {
+                    "X-Forwarded-For": "203.0.113.7",
+                    "X-Forwarded-Proto": "https",
+                    "Host": "judge.example.com",
+                }
+                if self.headers.get("Authorization"):
+                    headers["Authorization"] = self.headers["Authorization"]
+                reply = upstream_client.get(self.path, headers=headers)
+                self.send_response(reply.status_code)
+                self.send_header("Content-Length", str(len(reply.content)))
+                self.end_headers()
+                self.wfile.write(reply.content)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self._client = upstream_client
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Relay:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self._client.close()
+
+
+def test_a_local_reverse_proxy_does_not_open_a_keyless_loopback_server(
+    edge_stack: ServiceStack,
+) -> None:
+    """Loopback bind, ``require_keys`` unset: a relayed request (proxy headers) needs a key
+    even before any exists; once a key exists, so does every request, relayed or not."""
+    direct = httpx.Client(base_url=edge_stack.base_url, timeout=30)
+    with Relay(edge_stack.base_url) as relay, direct:
+        assert direct.get("/v1/rubrics").status_code == 200  # one local user, no key yet
+        relayed = httpx.get(f"{relay.url}/v1/rubrics", timeout=30)
+        assert relayed.status_code == 401
+        assert "requires an API key" in relayed.json()["detail"]
+        assert httpx.get(f"{relay.url}/health", timeout=30).status_code == 200  # public
+
+        secret = edge_stack.create_key("behind-proxy", "score")
+        deadline = time.monotonic() + 15  # the key cache notices the new key within 5 s
+        while direct.get("/v1/rubrics").status_code != 401:
+            assert time.monotonic() < deadline, "keyless requests served although a key exists"
+            time.sleep(0.25)
+        keyed = {"Authorization": f"Bearer {secret}"}
+        assert httpx.get(f"{relay.url}/v1/rubrics", headers=keyed, timeout=30).status_code == 200
+        assert direct.get("/v1/rubrics", headers=keyed).status_code == 200
