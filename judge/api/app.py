@@ -18,7 +18,9 @@ from litestar.router import Router
 from pydantic import BaseModel
 
 from judge import __version__, metrics
+from judge.api import log_escape
 from judge.api.auth import require_key
+from judge.api.content import refuse_encoded_bodies
 from judge.api.docs import swagger_assets, swagger_plugin
 from judge.api.observability import HttpMetricsMiddleware, metrics_endpoint
 from judge.api.problems import handle_exception
@@ -65,6 +67,7 @@ def create_app(settings: Settings) -> Litestar:
     refusal = bind_refusal(settings)
     if refusal:
         raise ConfigError(refusal)
+    log_escape.install()  # a caller's path or header never forges a log line
     plugins: list[Any] = []
     if configure_tracing("empathy-judge-api", celery=bool(settings.redis_url)):
         from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
@@ -129,7 +132,7 @@ def create_app(settings: Settings) -> Litestar:
         ],
         middleware=[HttpMetricsMiddleware()],
         # deny by default: a route without opt={"public": True} needs a key (see auth.py)
-        guards=[require_key],
+        guards=[require_key, refuse_encoded_bodies],
         exception_handlers={Exception: handle_exception},
         # the services' response models, as their builders set them (judge.domain.wire)
         type_encoders={BaseModel: wire_json},

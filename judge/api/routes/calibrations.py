@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api.auth import principal
 from judge.api.routes._params import (
+    ID_PATTERN,
     PANEL_MAX,
     RUBRIC_ID_MAX,
     JobId,
@@ -108,7 +109,7 @@ class PlanRequest(BaseModel):
         default=None, description="score results of unlabelled items (as GET /v1/scores/{id})"
     )
     pool_batch: str | None = Field(
-        default=None, min_length=1, description="a batch scored by this panel: its results"
+        default=None, pattern=ID_PATTERN, description="a batch scored by this panel: its results"
     )
     budget: int | None = Field(default=None, ge=1, le=100_000)
     seed: int = 0
@@ -143,7 +144,7 @@ async def plan_calibration(
 )
 async def get_aggregation_comparison(
     request: Request[Any, Any, Any],
-    run_id: Annotated[str, Parameter(description="a calibration run id")],
+    run_id: JobId,
     folds: Annotated[int, Parameter(ge=2, le=10)] = DEFAULT_FOLDS,
     repeats: Annotated[int, Parameter(ge=1, le=200)] = DEFAULT_REPEATS,
     seed: Annotated[int, Parameter(ge=0, description="bootstrap and fold seed")] = RESAMPLE_SEED,
