@@ -364,6 +364,10 @@ class ApiSettings(BaseModel):
     rate_limit: str = Field(
         default="20/second;600/minute", description="requests per API key (limits' notation)"
     )
+    auth_failure_limit: str = Field(
+        default="10/second;120/minute",
+        description="requests with a missing or unknown key, per client address; beyond: 429",
+    )
     max_queued_per_key: int = Field(default=20_000, ge=1, description="unfinished items per key")
     max_queue_depth: int = Field(default=200_000, ge=1, description="queued items in total")
     max_item_chars: int = Field(default=100_000, ge=1, description="text of one item, all turns")
@@ -389,7 +393,7 @@ class ApiSettings(BaseModel):
         """Fail closed: keys are required unless explicitly not, or the bind is loopback."""
         return self.require_keys if self.require_keys is not None else not is_loopback(self.host)
 
-    @field_validator("rate_limit")
+    @field_validator("rate_limit", "auth_failure_limit")
     @classmethod
     def _parses(cls, value: str) -> str:
         from limits import parse_many

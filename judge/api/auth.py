@@ -21,6 +21,7 @@ from litestar.handlers.base import BaseRouteHandler
 
 from judge.api.problems import ProblemError
 from judge.domain.principal import ADMIN, ANONYMOUS, Principal
+from judge.services.keys import KeyInfo
 from judge.settings import ApiSettings, is_loopback
 
 
@@ -86,6 +87,29 @@ async def require_key(
         return
     state = connection.app.state.api
     token = bearer_token(connection)
+    client = _client_host(connection)
+    if not (token and state.keys.known(token)):
+        # not a key seen valid: refused before any lookup once its address failed too often
+        await state.quotas.check_auth_failures(client)
+    try:
+        key = await _authenticate(connection, state, token)
+    except ProblemError:
+        await state.quotas.auth_failed(client)
+        raise
+    if key is None:
+        connection.state.principal = ANONYMOUS
+        return
+    scope = handler.opt.get("scope")
+    if scope is not None and scope not in key.scopes and ADMIN not in key.scopes:
+        raise ProblemError(403, f"the API key {key.prefix}… lacks the {scope!r} scope")
+    connection.state.principal = Principal(key_id=key.id, scopes=key.scopes)
+    await state.quotas.check_rate(key.id)
+
+
+async def _authenticate(
+    connection: ASGIConnection[Any, Any, Any, Any], state: Any, token: str
+) -> KeyInfo | None:
+    """The caller's key (looked up), or None when keyless use is allowed; a 401 otherwise."""
     if not token and connection.headers.get("authorization"):
         raise ProblemError(401, "send the API key as 'Authorization: Bearer <key>'")
     if not token:
@@ -93,16 +117,16 @@ async def require_key(
             raise ProblemError(
                 401, "this server requires an API key: send 'Authorization: Bearer <key>'"
             )
-        connection.state.principal = ANONYMOUS
-        return
-    key = await state.keys.authenticate(token)
+        return None
+    key: KeyInfo | None = await state.keys.authenticate(token)
     if key is None:
         raise ProblemError(401, "the API key is unknown or revoked")
-    scope = handler.opt.get("scope")
-    if scope is not None and scope not in key.scopes and ADMIN not in key.scopes:
-        raise ProblemError(403, f"the API key {key.prefix}… lacks the {scope!r} scope")
-    connection.state.principal = Principal(key_id=key.id, scopes=key.scopes)
-    await state.quotas.check_rate(key.id)
+    return key
+
+
+def _client_host(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
+    client = connection.scope.get("client")
+    return str(client[0]) if client else ""
 
 
 def principal(connection: ASGIConnection[Any, Any, Any, Any]) -> Principal:
