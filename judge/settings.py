@@ -374,6 +374,9 @@ class ApiSettings(BaseModel):
     max_calibration_items: int = Field(default=5_000, ge=1)
     max_experts: int = Field(default=20, ge=1, description="distinct experts in one calibration")
     min_canary_interval_s: float = Field(default=300.0, ge=0)
+    max_aggregations: int = Field(
+        default=2, ge=1, description="aggregation comparisons computed at once (429 beyond)"
+    )
     max_waiters: int = Field(default=256, ge=0, description="concurrent ?wait= requests")
     max_waiters_per_key: int = Field(default=32, ge=0)
     reliability_page: int = Field(default=50, ge=1, le=1_000, description="runs per page")

@@ -40,6 +40,7 @@ class Quotas:
     _failure_rates: list[RateLimitItem] = field(init=False)
     _limiter: MovingWindowRateLimiter = field(init=False)
     _waiting: Counter[str | None] = field(default_factory=Counter)
+    _aggregations: int = 0
 
     def __post_init__(self) -> None:
         self._rates = parse_many(self.settings.rate_limit)
@@ -86,6 +87,22 @@ class Quotas:
                 QUEUE_RETRY_AFTER_S,
                 field="items",
             )
+
+    @contextlib.asynccontextmanager
+    async def aggregation_slot(self) -> AsyncIterator[None]:
+        """One of ``api.max_aggregations`` concurrent aggregation comparisons (429 beyond)."""
+        cap = self.settings.max_aggregations
+        if self._aggregations >= cap:
+            raise too_many(
+                f"{cap} aggregation comparisons are already running; retry later",
+                5,
+                field="query",
+            )
+        self._aggregations += 1
+        try:
+            yield
+        finally:
+            self._aggregations -= 1
 
     @contextlib.asynccontextmanager
     async def waiter(self, owner: str | None) -> AsyncIterator[None]:

@@ -14,10 +14,12 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
+from tests.fixtures.sample_texts import POSTS, RESPONSES
 from tests.fixtures.stacks import (
     ServiceStack,
     SimulatorProcess,
@@ -191,6 +193,49 @@ def test_a_keep_alive_connection_is_closed_after_its_requests(edge_stack: Servic
         connection.close()
     assert closes[-1] == "close"
     assert "close" not in closes[:-1]
+
+
+def labelled(n: int) -> dict[str, Any]:
+    levels = (0, 1, 2)
+    dims = ("emotional_reactions", "interpretations", "explorations")
+    return {
+        "id": f"c{n}",
+        "item": {"seeker_post": f"{POSTS[n % len(POSTS)]} ({n})", "response": RESPONSES[n % 3]},
+        "labels": {e: dict.fromkeys(dims, levels[(n + s) % 3]) for e, s in (("e1", 0), ("e2", 1))},
+    }
+
+
+def test_aggregation_comparisons_are_bounded_and_stop_with_their_client(
+    edge_stack: ServiceStack,
+) -> None:
+    """The CPU-bound comparison: more than the bounded work is 422; clients that ask for the
+    most and leave at once do not keep the server from answering the next one."""
+    client = edge_stack.client
+    body = {"rubric": "epitome", "items": [labelled(n) for n in range(30)]}
+    run = client.post("/v1/calibrations", params={"wait": 120}, json=body)
+    assert run.status_code == 200, run.text
+    path = f"/v1/calibrations/{run.json()['id']}/aggregation"
+    too_much = client.get(path, params={"repeats": 200, "resamples": 20_000})
+    assert too_much.status_code == 422
+    assert too_much.json()["field"] == "query.resamples"
+    request = f"GET {path}?repeats=20&resamples=10000 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    for _ in range(3):
+        send_raw(edge_stack, request.encode()).close()  # asks, then goes away
+    deadline = time.monotonic() + 120
+    while (answer := client.get(path)).status_code == 429:  # the slots are freed
+        assert time.monotonic() < deadline, "abandoned comparisons still hold their slots"
+        time.sleep(0.2)
+    assert answer.status_code == 200, answer.text
+    assert set(answer.json()["dimensions"]) == {
+        "emotional_reactions",
+        "interpretations",
+        "explorations",
+    }
+    assert_healthy(edge_stack)
+    assert edge_stack.api is not None
+    log = edge_stack.api.log_text()
+    assert "unhandled error" not in log
+    assert "Traceback" not in log, log[-3000:]
 
 
 class Relay:
