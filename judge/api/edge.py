@@ -117,6 +117,10 @@ class EdgeProtocol(HttpToolsProtocol):
             if self._unparsed_bytes > self.limits.max_header_bytes:
                 self._answer(431, self._header_size_detail())
 
+    def handle_websocket_upgrade(self) -> None:
+        self._disarm()  # the connection is another protocol's from here
+        super().handle_websocket_upgrade()
+
     # -- parser callbacks ------------------------------------------------------------------
     def on_message_begin(self) -> None:
         super().on_message_begin()
@@ -239,6 +243,7 @@ def uvicorn_options(api: ApiSettings) -> dict[str, Any]:
     )
     return {
         "http": edge_protocol(limits),
+        "ws": "none",  # the API has no WebSocket routes: an upgrade is an ordinary request
         "timeout_keep_alive": api.keepalive_timeout_s,
         "proxy_headers": bool(api.trusted_proxies),
         "forwarded_allow_ips": list(api.trusted_proxies) or None,
