@@ -342,6 +342,11 @@ class ApiSettings(BaseModel):
     max_connections: int = Field(
         default=1_000, ge=1, description="open connections of one process (503 beyond)"
     )
+    max_connections_per_client: int = Field(
+        default=100,
+        ge=1,
+        description="open connections from one client address (503 beyond; trusted proxies exempt)",
+    )
     keepalive_timeout_s: int = Field(
         default=5, ge=1, description="an idle keep-alive connection is closed after this"
     )

@@ -11,13 +11,17 @@ complete, which a slow client never reaches. So this subclass of uvicorn's
 ``HttpToolsProtocol`` counts header bytes and headers as they are parsed (431 beyond a limit),
 arms a header timer from a connection's first byte (or its opening, when nothing comes) and an
 idle timer between body reads (408, or a plain close when no request has begun), refuses
-connections beyond a cap with 503, and closes a keep-alive connection after a number of
-requests. Everything else (parsing, pipelining, flow control) stays uvicorn's.
+connections beyond a cap, in all and per client address (trusted proxies exempt), with 503 (so
+one slow client cannot take every slot, the liveness probe's included), and closes a
+keep-alive connection after a number of requests. Everything else (parsing, pipelining,
+flow control) stays uvicorn's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +29,8 @@ import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from judge.settings import ApiSettings
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 #: bytes of the request line and headers beyond the headers' own text (": ", CRLF)
 _LINE_OVERHEAD = 4
@@ -39,8 +45,19 @@ class EdgeLimits:
     header_timeout_s: float
     body_timeout_s: float
     max_connections: int
+    max_connections_per_client: int
     keepalive_max_requests: int
     retry_after_s: int
+    #: peers the per-client cap does not apply to (reverse proxies: every client behind one)
+    exempt: tuple[IPNetwork, ...] = ()
+
+    def counted(self, peer: str) -> bool:
+        """Is ``peer`` held to the per-client cap?"""
+        try:
+            address = ipaddress.ip_address(peer)
+        except ValueError:
+            return True
+        return not any(address in network for network in self.exempt)
 
 
 class _Refused(Exception):
@@ -56,6 +73,8 @@ class EdgeProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with :class:`EdgeLimits` (set by :func:`edge_protocol`)."""
 
     limits: EdgeLimits
+    #: open connections per client address, shared by a server's connections
+    per_client: Counter[str]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -67,11 +86,21 @@ class EdgeProtocol(HttpToolsProtocol):
         self._request_begun = False
         self._begun = 0  # requests begun on this connection
         self._timer: asyncio.TimerHandle | None = None
+        self._peer: str | None = None  # the client address counted against its cap
 
     # -- connections -----------------------------------------------------------------------
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         over_cap = len(self.connections) >= self.limits.max_connections
         super().connection_made(transport)
+        peer = self.client[0] if self.client else ""
+        self._peer = peer if self.limits.counted(peer) else None
+        if self._peer is not None:
+            self.per_client[self._peer] += 1
+            mine = self.per_client[self._peer]
+            if mine > self.limits.max_connections_per_client:
+                self.logger.warning("Connection refused: %d open from one client.", mine - 1)
+                self._answer(503, "too many connections from this address: retry later", retry=True)
+                return
         if over_cap:
             self.logger.warning("Connection refused: %d connections open.", len(self.connections))
             self._answer(503, "too many connections: retry later", retry=True)
@@ -80,6 +109,11 @@ class EdgeProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._peer is not None:
+            self.per_client[self._peer] -= 1
+            if self.per_client[self._peer] <= 0:
+                del self.per_client[self._peer]
+            self._peer = None
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -226,7 +260,7 @@ class EdgeProtocol(HttpToolsProtocol):
 
 def edge_protocol(limits: EdgeLimits) -> type[EdgeProtocol]:
     """The protocol class to give uvicorn (``http=``), bound to ``limits``."""
-    return type("BoundEdgeProtocol", (EdgeProtocol,), {"limits": limits})
+    return type("BoundEdgeProtocol", (EdgeProtocol,), {"limits": limits, "per_client": Counter()})
 
 
 def uvicorn_options(api: ApiSettings) -> dict[str, Any]:
@@ -238,8 +272,10 @@ def uvicorn_options(api: ApiSettings) -> dict[str, Any]:
         header_timeout_s=api.header_timeout_s,
         body_timeout_s=api.body_timeout_s,
         max_connections=api.max_connections,
+        max_connections_per_client=api.max_connections_per_client,
         keepalive_max_requests=api.keepalive_max_requests,
         retry_after_s=api.retry_after_s,
+        exempt=tuple(ipaddress.ip_network(p, strict=False) for p in api.trusted_proxies),
     )
     return {
         "http": edge_protocol(limits),

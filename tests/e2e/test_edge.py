@@ -31,6 +31,7 @@ from tests.fixtures.stacks import (
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 
 MAX_CONNECTIONS = 20
+PER_CLIENT = 10
 KEEPALIVE_MAX_REQUESTS = 3
 #: generous enough for a loaded machine to send a normal request in time
 TIMEOUT_S = 3
@@ -57,6 +58,7 @@ def edge_stack(
         "JUDGE_API__HEADER_TIMEOUT_S": str(TIMEOUT_S),
         "JUDGE_API__BODY_TIMEOUT_S": str(TIMEOUT_S),
         "JUDGE_API__MAX_CONNECTIONS": str(MAX_CONNECTIONS),
+        "JUDGE_API__MAX_CONNECTIONS_PER_CLIENT": str(PER_CLIENT),
         "JUDGE_API__KEEPALIVE_MAX_REQUESTS": str(KEEPALIVE_MAX_REQUESTS),
     }
     try:
@@ -67,9 +69,12 @@ def edge_stack(
         drop_pg_database(name)
 
 
-def send_raw(stack: ServiceStack, *chunks: bytes) -> socket.socket:
-    """A connection that sent ``chunks`` (the server may close it while they are sent)."""
-    sock = socket.create_connection(("127.0.0.1", stack.port), timeout=60)
+def send_raw(stack: ServiceStack, *chunks: bytes, source: str = "127.0.0.1") -> socket.socket:
+    """A connection from ``source`` (any 127.x.y.z is this machine) that sent ``chunks`` (the
+    server may close it while they are sent)."""
+    sock = socket.create_connection(
+        ("127.0.0.1", stack.port), timeout=60, source_address=(source, 0)
+    )
     for chunk in chunks:
         try:
             sock.sendall(chunk)
@@ -165,18 +170,38 @@ def test_slow_and_idle_clients_are_cut_off(edge_stack: ServiceStack) -> None:
 def test_connections_beyond_the_cap_get_503_until_the_slow_ones_are_cut(
     edge_stack: ServiceStack,
 ) -> None:
-    """Thirty half-sent requests against a cap of twenty: the connections beyond the cap are
-    refused at once (503 with Retry-After), the rest time out (408), and then the server
-    serves again."""
-    socks = [send_raw(edge_stack, REQUEST_LINE) for _ in range(MAX_CONNECTIONS + 10)]
+    """Thirty half-sent requests from three addresses against a cap of twenty: the
+    connections beyond the cap are refused at once (503 with Retry-After), the rest time out
+    (408), and then the server serves again."""
+    sources = [f"127.0.0.{1 + n % 3}" for n in range(MAX_CONNECTIONS + 10)]
+    socks = [send_raw(edge_stack, REQUEST_LINE, source=source) for source in sources]
     responses = [answer(sock) for sock in socks]
     statuses = [status_of(r) for r in responses]
     assert set(statuses) <= {408, 503}, statuses
     refused = [r for r in responses if status_of(r) == 503]
     assert len(refused) >= 10, statuses  # the cap held (fewer were admitted than sent)
     assert all(b"retry-after: " in r.lower() for r in refused)
+    assert any(b"too many connections: retry" in r for r in refused)  # the global cap
     assert statuses.count(408) >= 1
     assert_healthy(edge_stack)
+
+
+def test_one_client_cannot_take_every_connection(edge_stack: ServiceStack) -> None:
+    """Fifteen half-sent requests from one address against its cap of ten: five are refused
+    at once, and while the other ten are held, another address (a liveness probe) is
+    served."""
+    socks = [send_raw(edge_stack, REQUEST_LINE) for _ in range(PER_CLIENT + 5)]
+    probe = send_raw(
+        edge_stack,
+        b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        source="127.0.0.9",
+    )
+    assert status_of(answer(probe)) == 200
+    statuses = [status_of(answer(sock)) for sock in socks]
+    # (a keep-alive connection of an earlier test may still hold one of the address's slots)
+    assert statuses.count(503) >= 5, statuses
+    assert statuses.count(408) >= PER_CLIENT - 1, statuses  # held until their headers timed out
+    assert statuses.count(503) + statuses.count(408) == len(statuses), statuses
 
 
 def test_a_keep_alive_connection_is_closed_after_its_requests(edge_stack: ServiceStack) -> None:
