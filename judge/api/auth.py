@@ -8,7 +8,10 @@ reached on loopback, the client is a loopback address, the request carries no pr
 
 Key lookups are cached for ``api.key_cache_s`` (a revoked key stops working within that
 time), and a known key keeps working for ``api.key_stale_s`` while the database is down, so
-routes that need only memory (rubrics) stay up during an outage.
+routes that need only memory (rubrics) stay up during an outage; revocations read before the
+outage hold during it (:class:`~judge.services.keys.KeyCache`). A caller without a key this
+process has seen valid is limited per client address (``api.auth_failure_limit`` failures;
+429 beyond, before any lookup).
 """
 
 from __future__ import annotations
