@@ -80,9 +80,10 @@ class KeyCache:
         self._any_active = (time.monotonic(), bool(active))
 
     async def keep_synced(self) -> None:
-        """:meth:`sync` every ``fresh_s`` until cancelled (a failed sync is retried then)."""
+        """:meth:`sync` every ``fresh_s`` (but not more often than once a second) until
+        cancelled; a failed sync is retried at the next turn."""
         while True:
-            await asyncio.sleep(self._fresh_s)
+            await asyncio.sleep(max(self._fresh_s, 1.0))
             try:
                 await self.sync()
             except Exception:
