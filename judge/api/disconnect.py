@@ -23,9 +23,13 @@ async def unless_disconnected(request: Request[Any, Any, Any], work: Awaitable[T
     first. For requests whose body is already read (or that have none): the server's
     ``receive`` then waits for nothing but the disconnect."""
     result: list[T] = []
+    failure: list[Exception] = []
 
     async def run(scope: anyio.CancelScope) -> None:
-        result.append(await work)
+        try:
+            result.append(await work)
+        except Exception as exc:  # raised below as itself, not in a task group's group
+            failure.append(exc)
         scope.cancel()
 
     async def watch(scope: anyio.CancelScope) -> None:
@@ -36,6 +40,8 @@ async def unless_disconnected(request: Request[Any, Any, Any], work: Awaitable[T
     async with anyio.create_task_group() as group:
         group.start_soon(run, group.cancel_scope)
         group.start_soon(watch, group.cancel_scope)
+    if failure:
+        raise failure[0]
     if not result:
         raise ProblemError(CLIENT_CLOSED, "the client closed the connection")
     return result[0]

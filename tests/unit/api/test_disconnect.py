@@ -10,6 +10,7 @@ from litestar import Litestar, Request, get
 
 from judge.api.disconnect import unless_disconnected
 from judge.api.problems import handle_exception
+from judge.errors import CalibrationNotFound
 
 
 def app_with(outcome: dict[str, Any]) -> Litestar:
@@ -32,7 +33,14 @@ def app_with(outcome: dict[str, Any]) -> Litestar:
 
         return await unless_disconnected(request, work())
 
-    return Litestar([slow, quick], exception_handlers={Exception: handle_exception})
+    @get("/missing")
+    async def missing(request: Request[Any, Any, Any]) -> str:
+        async def work() -> str:
+            raise CalibrationNotFound("0" * 32)
+
+        return await unless_disconnected(request, work())
+
+    return Litestar([slow, quick, missing], exception_handlers={Exception: handle_exception})
 
 
 async def call(app: Litestar, path: str, disconnect_after: float | None) -> list[dict[str, Any]]:
@@ -79,6 +87,11 @@ def test_the_work_is_cancelled_when_the_client_goes() -> None:
     sent = anyio.run(call, app_with(outcome), "/slow", 0.05)
     assert outcome == {"cancelled": True}
     assert sent[0]["status"] == 499  # delivered to no one
+
+
+def test_an_error_of_the_work_is_answered_as_itself() -> None:
+    sent = anyio.run(call, app_with({}), "/missing", None)
+    assert sent[0]["status"] == 404
 
 
 def test_finished_work_is_answered() -> None:
