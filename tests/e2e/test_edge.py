@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import http.server
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.fixtures.relay import Relay
 from tests.fixtures.sample_texts import POSTS, RESPONSES
 from tests.fixtures.stacks import (
     ServiceStack,
@@ -261,47 +260,6 @@ def test_aggregation_comparisons_are_bounded_and_stop_with_their_client(
     log = edge_stack.api.log_text()
     assert "unhandled error" not in log
     assert "Traceback" not in log, log[-3000:]
-
-
-class Relay:
-    """A reverse proxy on loopback, as nginx would be set up in front of the service: it
-    forwards each request with ``X-Forwarded-For`` (the client it stands for) and a public
-    ``Host``, and passes ``Authorization`` through."""
-
-    def __init__(self, upstream: str) -> None:
-        upstream_client = httpx.Client(base_url=upstream, timeout=30)
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                headers = {
-                    "X-Forwarded-For": "203.0.113.7",
-                    "X-Forwarded-Proto": "https",
-                    "Host": "judge.example.com",
-                }
-                if self.headers.get("Authorization"):
-                    headers["Authorization"] = self.headers["Authorization"]
-                reply = upstream_client.get(self.path, headers=headers)
-                self.send_response(reply.status_code)
-                self.send_header("Content-Length", str(len(reply.content)))
-                self.end_headers()
-                self.wfile.write(reply.content)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self._client = upstream_client
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> Relay:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self._client.close()
 
 
 def test_a_local_reverse_proxy_does_not_open_a_keyless_loopback_server(

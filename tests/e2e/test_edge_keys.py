@@ -1,7 +1,8 @@
 """API keys at the edge, on PostgreSQL with ``judge serve`` as a real process: callers without
 a valid key are rate limited per address (429 before any lookup, while a key already seen
-keeps working), and a key revoked before a database outage stays refused during it while
-the other keys keep the routes served from memory."""
+keeps working; behind a trusted reverse proxy, per forwarded client), and a key revoked
+before a database outage stays refused during it while the other keys keep the routes
+served from memory."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.fixtures.private_postgres import PrivatePostgres
+from tests.fixtures.relay import Relay
 from tests.fixtures.stacks import ServiceStack, SimulatorProcess, make_stack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -47,6 +50,8 @@ def keys_stack(
         "JUDGE_API__REQUIRE_KEYS": "true",
         "JUDGE_API__AUTH_FAILURE_LIMIT": f"{FAILURES_ALLOWED}/minute",
         "JUDGE_API__KEY_CACHE_S": str(KEY_CACHE_S),
+        # a reverse proxy on this host: its X-Forwarded-For names the client
+        "JUDGE_API__TRUSTED_PROXIES": '["127.0.0.1"]',
     }
     try:
         stack.create_key("first", "score")
@@ -105,3 +110,20 @@ def test_callers_without_a_valid_key_are_limited_per_address(keys_stack: Service
         assert "failed authentications" in refused.json()["detail"]
     assert client.get("/v1/rubrics", headers=first).status_code == 200  # a key seen valid
     assert client.get("/health").status_code == 200  # public
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit(
+    keys_stack: ServiceStack,
+) -> None:
+    """The relay's own address is trusted, so the limit counts the client it names: one
+    client's failures do not lock out the next one behind the same proxy."""
+    with Relay(keys_stack.base_url) as relay:
+
+        def via(client: str, secret: str) -> int:
+            headers = bearer(secret) | {"X-Test-Client": client}
+            return httpx.get(f"{relay.url}/v1/rubrics", headers=headers, timeout=30).status_code
+
+        noisy = [via("198.51.100.1", f"ej_junk-{n}") for n in range(FAILURES_ALLOWED + 1)]
+        assert noisy == [401] * FAILURES_ALLOWED + [429]
+        assert via("198.51.100.2", "ej_junk-other") == 401  # its own budget
+        assert via("198.51.100.1", keys_stack.keys["first"]) == 200  # a key seen valid
