@@ -26,6 +26,7 @@ from judge.calibration._agreement import (
     compute_agreement,
 )
 from judge.calibration._drift import compare_reports
+from judge.calibration._guarantees import add_guarantees, dimension_guarantee
 from judge.calibration._html import heatmap_svg, render_report_html
 from judge.calibration._plan import calibration_plan, plan_dimension, predicted_level
 from judge.calibration._probe_report import (
@@ -58,6 +59,7 @@ __all__ = [
     "ComparisonStopped",
     "ScoredItem",
     "Variant",
+    "add_guarantees",
     "agreement",
     "calibration_plan",
     "calibration_report",
@@ -66,6 +68,7 @@ __all__ = [
     "compare_reports",
     "compute_agreement",
     "consensus",
+    "dimension_guarantee",
     "heatmap_svg",
     "intra_judge_stability",
     "labelled_with_consensus",

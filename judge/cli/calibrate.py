@@ -19,6 +19,7 @@ import click
 from rich.table import Table
 
 from judge.calibration import render_report_html
+from judge.cli._guarantee_render import print_guarantees
 from judge.cli._output import console, fail, print_json
 from judge.cli._remote import remote
 from judge.domain.calibration_report import CalibrationReport, DimensionReport
@@ -148,6 +149,7 @@ def print_report(report: CalibrationReport) -> None:
                 )
                 + "; end to end (the judges' own choice) is the row above."
             )
+    print_guarantees(out, report)
     _print_stability(report)
 
 

@@ -26,7 +26,13 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge import metrics
-from judge.calibration import ScoredItem, calibration_report, call_cost, intra_judge_stability
+from judge.calibration import (
+    ScoredItem,
+    add_guarantees,
+    calibration_report,
+    call_cost,
+    intra_judge_stability,
+)
 from judge.domain.calibration_report import PanelRef
 from judge.domain.item import SUPPORTER_ROLES, StoredId
 from judge.domain.principal import Principal
@@ -230,6 +236,7 @@ class CalibrationService(BatchRuns[CalibrationView]):
         judges = [t.model for t in panel.judges]
         items = scored_items(run, finished.jobs)
         # bootstrap CIs take seconds on large runs: off the event loop (an API serves on it)
+        policy = self.jobs.scorer.policy(rubric)
         report = await anyio.to_thread.run_sync(
             functools.partial(
                 calibration_report,
@@ -237,10 +244,11 @@ class CalibrationService(BatchRuns[CalibrationView]):
                 items,
                 judges,
                 run.id,
-                policy=self.jobs.scorer.policy(rubric),
+                policy=policy,
                 simulated=run.simulated,
             )
         )
+        report = add_guarantees(report, rubric, items, judges, panel.policy(policy).guarantee)
         report.panel = PanelRef(name=run.panel_name, judges=judges)
         report.stability = intra_judge_stability(rubric, items)
         report.cost = call_cost(panel, items)
