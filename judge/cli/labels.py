@@ -1,0 +1,211 @@
+"""``judge labels``: the expert loop's files. ``export`` writes a blind labelling round
+(tasks, a fill-in template, a guide, a Label Studio config and tasks: see
+:mod:`judge.labels.tasks`); ``push``/``pull`` move it through a Label Studio server;
+``import`` checks filled files. ``judge calibrate --from-labels ROUND`` calibrates on it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from judge.cli._output import console, fail
+from judge.domain.rubric import Rubric
+from judge.errors import JudgeError, LabelFileError
+from judge.labels.label_studio import labelling_config, read_annotations, studio_tasks
+from judge.labels.label_studio_api import LabelStudio
+from judge.labels.tasks import (
+    LABELS_DIR,
+    TASKS_FILE,
+    LabelSink,
+    label_lines,
+    read_tasks,
+    round_labels,
+    round_rubric_id,
+    tasks_from_file,
+    write_round,
+)
+from judge.rubrics import RubricRegistry
+from judge.settings import load_settings
+
+ROUND = click.argument(
+    "round_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), metavar="ROUND"
+)
+TOKEN = click.option(
+    "--token",
+    envvar="LABEL_STUDIO_TOKEN",
+    required=True,
+    help="Label Studio API token (env LABEL_STUDIO_TOKEN)",
+)
+PROJECT_FILE = Path("label-studio") / "project.json"
+
+
+def _rubric(rubric_id: str) -> Rubric:
+    return RubricRegistry.from_directory(load_settings().rubrics_dir).get(rubric_id)
+
+
+def _round_rubric(directory: Path) -> Rubric:
+    return _rubric(round_rubric_id(directory))
+
+
+@click.group("labels")
+def labels() -> None:
+    """Blind labelling rounds for experts: export, push/pull (Label Studio), import."""
+
+
+@labels.command("export")
+@click.option("--rubric", "rubric_id", required=True)
+@click.option(
+    "--out",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="directory of the round (created)",
+)
+@click.argument(
+    "items", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+def export(rubric_id: str, out_dir: Path, items: tuple[Path, ...]) -> None:
+    """Write a blind labelling round for ITEMS (JSON Lines of items or labelled items): no
+    judge output and no item metadata reach the task files."""
+    try:
+        rubric = _rubric(rubric_id)
+        tasks = [task for path in items for task in tasks_from_file(path, rubric)]
+        ids = [t.task_id for t in tasks]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise LabelFileError(f"task id {dupes[0]!r} appears in more than one file")
+        if (out_dir / TASKS_FILE).exists():
+            raise LabelFileError(f"{out_dir}: already holds a round; choose another --out")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = write_round(out_dir, rubric, tasks)
+    except JudgeError as exc:
+        fail(exc.message)
+        return
+    out = console()
+    out.print(f"{len(tasks)} blind tasks for {rubric.id} v{rubric.version} in {out_dir}/:")
+    for path in written:
+        out.print(f"  {path.relative_to(out_dir)}")
+    click.echo(
+        f"Next: each expert fills a copy of template.csv as {LABELS_DIR}/<name>.csv\n"
+        "(guide.md lists the values), or labels in Label Studio:\n"
+        f"  judge labels push {out_dir} --to URL   then   judge labels pull {out_dir}\n"
+        f"  judge labels import {out_dir}\n"
+        f"  judge calibrate --from-labels {out_dir}"
+    )
+
+
+def _print_import(directory: Path, n_items: int, annotators: set[str], problems: list[str]) -> None:
+    out = console()
+    for problem in problems:
+        click.echo(f"error: {problem}", err=True)
+    out.print(
+        f"{n_items} labelled tasks from {len(annotators)} annotators "
+        f"({', '.join(sorted(annotators)) or 'none'}); {len(problems)} bad cells"
+    )
+
+
+@labels.command("import")
+@ROUND
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o",
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="write the labelled items (the JSON Lines `judge calibrate` reads)",
+)
+@click.option("--skip-bad", is_flag=True, help="use the good cells even when some are bad")
+def import_labels(
+    round_dir: Path, files: tuple[Path, ...], out_file: Path | None, skip_bad: bool
+) -> None:
+    """Check the filled files of ROUND (default: every file in ROUND/labels/) against the
+    rubric; every bad cell is reported as file:line:column."""
+    try:
+        rubric = _round_rubric(round_dir)
+        imported = round_labels(round_dir, rubric, files)
+    except JudgeError as exc:
+        fail(exc.message)
+        return
+    annotators = {a for item in imported.items for a in item["labels"]}
+    _print_import(round_dir, len(imported.items), annotators, imported.problems)
+    if imported.problems and not skip_bad:
+        fail(f"{len(imported.problems)} bad cells (fix them, or --skip-bad to leave them out)")
+    if out_file:
+        out_file.write_text(
+            "".join(json.dumps(item, ensure_ascii=False) + "\n" for item in imported.items),
+            encoding="utf-8",
+        )
+
+
+@labels.command("push")
+@ROUND
+@click.option("--to", "url", required=True, help="Label Studio URL, e.g. http://127.0.0.1:8080")
+@TOKEN
+@click.option("--title", default=None, help="project title (default: the round's directory name)")
+def push(round_dir: Path, url: str, token: str, title: str | None) -> None:
+    """Create (or update) a Label Studio project for ROUND and import its tasks."""
+    try:
+        rubric = _round_rubric(round_dir)
+        tasks = read_tasks(round_dir / TASKS_FILE)
+        name = title or round_dir.resolve().name
+        with LabelStudio(url, token) as studio:
+            pushed = studio.push(
+                name,
+                labelling_config(rubric),
+                studio_tasks(rubric, tasks),
+                description=f"blind labelling round for {rubric.id} v{rubric.version}",
+            )
+    except JudgeError as exc:
+        fail(exc.message)
+        return
+    (round_dir / PROJECT_FILE).write_text(
+        json.dumps({"url": url, "project": pushed.id, "title": name}) + "\n", encoding="utf-8"
+    )
+    verb = "created" if pushed.created else "updated"
+    console().print(
+        f"Label Studio project {pushed.id} {verb}: {pushed.imported} tasks imported, "
+        f"{pushed.already_there} already there.\n{url.rstrip('/')}/projects/{pushed.id}"
+    )
+
+
+@labels.command("pull")
+@ROUND
+@click.option("--from", "url", default=None, help="Label Studio URL (default: the one pushed to)")
+@TOKEN
+@click.option("--project", "project_id", type=int, default=None, help="default: the pushed one")
+def pull(round_dir: Path, url: str | None, token: str, project_id: int | None) -> None:
+    """Read ROUND's annotations from Label Studio into ROUND/labels/label-studio.jsonl (one
+    annotator per Label Studio user, by email)."""
+    try:
+        rubric = _round_rubric(round_dir)
+        pushed = _pushed(round_dir)
+        url = url or str(pushed.get("url") or "") or None
+        project_id = project_id or int(str(pushed.get("project") or 0)) or None
+        if not url or not project_id:
+            raise LabelFileError(f"{round_dir}: not pushed yet; give --from URL and --project ID")
+        tasks = read_tasks(round_dir / TASKS_FILE)
+        with LabelStudio(url, token) as studio:
+            exported, users = studio.export(project_id), studio.users()
+        sink = LabelSink(rubric, {t.task_id: t for t in tasks})
+        read_annotations(exported, rubric, sink, f"label-studio project {project_id}", users)
+        imported = sink.result(tasks)
+    except JudgeError as exc:
+        fail(exc.message)
+        return
+    target = round_dir / LABELS_DIR / "label-studio.jsonl"
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(label_lines(imported), encoding="utf-8")
+    annotators = {a for item in imported.items for a in item["labels"]}
+    _print_import(round_dir, len(imported.items), annotators, imported.problems)
+    console().print(f"Wrote {target}")
+
+
+def _pushed(round_dir: Path) -> dict[str, object]:
+    path = round_dir / PROJECT_FILE
+    if not path.exists():
+        return {}
+    value = json.loads(path.read_text(encoding="utf-8"))
+    return value if isinstance(value, dict) else {}
