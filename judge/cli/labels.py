@@ -96,13 +96,12 @@ def export(rubric_id: str, out_dir: Path, items: tuple[Path, ...]) -> None:
     )
 
 
-def _print_import(directory: Path, n_items: int, annotators: set[str], problems: list[str]) -> None:
-    out = console()
+def _print_import(n_items: int, annotators: set[str], problems: list[str]) -> None:
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
-    out.print(
-        f"{n_items} labelled tasks from {len(annotators)} annotators "
-        f"({', '.join(sorted(annotators)) or 'none'}); {len(problems)} bad cells"
+    click.echo(
+        f"{n_items} labelled tasks, {len(problems)} bad cells; "
+        f"{len(annotators)} annotators: {', '.join(sorted(annotators)) or 'none'}"
     )
 
 
@@ -130,7 +129,7 @@ def import_labels(
         fail(exc.message)
         return
     annotators = {a for item in imported.items for a in item["labels"]}
-    _print_import(round_dir, len(imported.items), annotators, imported.problems)
+    _print_import(len(imported.items), annotators, imported.problems)
     if imported.problems and not skip_bad:
         fail(f"{len(imported.problems)} bad cells (fix them, or --skip-bad to leave them out)")
     if out_file:
@@ -144,13 +143,15 @@ def import_labels(
 @ROUND
 @click.option("--to", "url", required=True, help="Label Studio URL, e.g. http://127.0.0.1:8080")
 @TOKEN
-@click.option("--title", default=None, help="project title (default: the round's directory name)")
+@click.option(
+    "--title", default=None, help='project title (default: "<rubric> round <directory name>")'
+)
 def push(round_dir: Path, url: str, token: str, title: str | None) -> None:
     """Create (or update) a Label Studio project for ROUND and import its tasks."""
     try:
         rubric = _round_rubric(round_dir)
         tasks = read_tasks(round_dir / TASKS_FILE)
-        name = title or round_dir.resolve().name
+        name = title or f"{rubric.id} round {round_dir.resolve().name}"
         with LabelStudio(url, token) as studio:
             pushed = studio.push(
                 name,
@@ -199,8 +200,8 @@ def pull(round_dir: Path, url: str | None, token: str, project_id: int | None) -
     target.parent.mkdir(exist_ok=True)
     target.write_text(label_lines(imported), encoding="utf-8")
     annotators = {a for item in imported.items for a in item["labels"]}
-    _print_import(round_dir, len(imported.items), annotators, imported.problems)
-    console().print(f"Wrote {target}")
+    _print_import(len(imported.items), annotators, imported.problems)
+    click.echo(f"Wrote {target}")
 
 
 def _pushed(round_dir: Path) -> dict[str, object]:

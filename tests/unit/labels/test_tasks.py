@@ -49,7 +49,8 @@ def test_a_round_holds_no_judge_output_nor_metadata_nor_old_labels(tmp_path: Pat
     written = write_round(tmp_path / "round", EPITOME, tasks)
     for path in written:
         text = path.read_text(encoding="utf-8")
-        assert "JUDGE-OUTPUT" not in text and "panel_score" not in text, path
+        assert "JUDGE-OUTPUT" not in text, path
+        assert "panel_score" not in text, path
         assert "old-expert" not in text, path
     task = read_tasks(tmp_path / "round" / "tasks.jsonl")[0]
     assert task.task_id == "p0"
