@@ -31,16 +31,21 @@ from judge.labels.label_files import read_label_files
 from judge.labels.rescue import load_rescue_items
 from judge.labels.tasks import round_labels, round_rubric_id
 from judge.rubrics import RubricRegistry
-from judge.settings import load_settings
+from judge.settings import Settings, load_settings
 
 
-async def _run_here(
-    rubric_id: str, panel: str | None, items: list[Any], label: str | None
+async def run_here(
+    rubric_id: str,
+    panel: str | None,
+    items: list[Any],
+    label: str | None,
+    settings: Settings | None = None,
 ) -> dict[str, Any]:
+    """Calibrate on the configured database (or ``settings``' one), in this process."""
     from judge.cli._runtime import service_runtime
     from judge.services.panels import check_credentials, default_panel_name, panel_spec
 
-    settings = load_settings()
+    settings = settings or load_settings()
     check_credentials(settings, [panel or default_panel_name(settings)])
     async with service_runtime(settings, panels=[panel_spec(settings, panel)[1]]) as runtime:
         run, job_ids = await runtime.calibrations.submit(
@@ -273,7 +278,7 @@ def run_calibration(
         if url:
             view = _run_remote(url, key, rubric.id, panel, items, label)
         else:
-            view = asyncio.run(_run_here(rubric.id, panel, items, label))
+            view = asyncio.run(run_here(rubric.id, panel, items, label))
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", None) or str(exc))
         return
