@@ -80,8 +80,7 @@ def _round(tmp_path: Path) -> Path:
 def test_filled_files_become_labelled_items_per_annotator(tmp_path: Path) -> None:
     directory = _round(tmp_path)
     (directory / "labels" / "ana.csv").write_text(
-        "task_id,annotator,emotional_reactions,interpretations,explorations\n"
-        "p0,,2,1,0\np1,,1,,2\n",
+        "task_id,annotator,emotional_reactions,interpretations,explorations\np0,,2,1,0\np1,,1,,2\n",
         encoding="utf-8",
     )
     (directory / "labels" / "more.jsonl").write_text(

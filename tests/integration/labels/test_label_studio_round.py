@@ -1,0 +1,148 @@
+"""The expert loop through a real Label Studio: ``judge labels push`` a round of a rubric
+with every scale type, two annotators label it through Label Studio's own API, ``judge labels
+pull`` reads them back, ``judge calibrate --from-labels`` turns them into a calibration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judge.sample_conversations import load_sample
+from tests.fixtures.cli import run_judge
+from tests.fixtures.label_studio import ADMIN, LabelStudioServer
+
+pytestmark = pytest.mark.integration
+
+EXPERT_B = "expert.b@example.org"
+CHECKPOINTS = (3, 4, 5)
+
+
+def _items(path: Path) -> Path:
+    session = load_sample("couple_session.json")
+    lines = [
+        session | {"id": f"cp{focus}", "focus": focus, "group": "session-1"}
+        for focus in CHECKPOINTS
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _choice(name: str, value: str) -> dict[str, Any]:
+    return {
+        "from_name": name,
+        "to_name": "conversation",
+        "type": "choices",
+        "value": {"choices": [value]},
+    }
+
+
+def _result(intensity: int, target: str, strategy: list[str], intervene: str) -> list[Any]:
+    result = [
+        _choice("focus_intensity", str(intensity)),
+        _choice("intervene_now", intervene),
+        _choice("relation_pattern", "pursue_withdraw"),
+        _choice("support_target__1", target),
+        {
+            "from_name": "focus_emotion",
+            "to_name": "conversation",
+            "type": "textarea",
+            "value": {"text": ["feels unheard"]},
+        },
+    ]
+    result += [_choice(f"support_strategy__{i}", s) for i, s in enumerate(strategy, start=1)]
+    return result
+
+
+def _annotate(server: LabelStudioServer, project: int) -> None:
+    """Two annotators label every task through Label Studio's REST API."""
+    with server.api() as api:
+        created = api.post(
+            "/api/users/", json={"email": EXPERT_B, "username": "expert_b", "first_name": "B"}
+        )
+        assert created.status_code == 201, created.text
+        users = {ADMIN: 1, EXPERT_B: created.json()["id"]}
+        tasks = api.get("/api/tasks/", params={"project": project}).json()["tasks"]
+        assert len(tasks) == len(CHECKPOINTS)
+        for n, task in enumerate(tasks):
+            for who, shift in ((ADMIN, 0), (EXPERT_B, n % 2)):
+                body = {
+                    "completed_by": users[who],
+                    "result": _result(
+                        4 + n + shift, "dana", ["track", "reframe"][: 1 + shift], "yes"
+                    ),
+                }
+                posted = api.post(f"/api/tasks/{task['id']}/annotations/", json=body)
+                assert posted.status_code == 201, posted.text
+
+
+# a first start migrates Label Studio's empty database: minutes on a busy machine
+@pytest.mark.timeout(1200)
+def test_push_annotate_pull_calibrate(label_studio: LabelStudioServer, tmp_path: Path) -> None:
+    ls_env = {"LABEL_STUDIO_TOKEN": label_studio.token}
+    round_dir = tmp_path / "round"
+    done = run_judge(
+        "labels",
+        "export",
+        "--rubric",
+        "rescue-couple",
+        "--out",
+        str(round_dir),
+        str(_items(tmp_path / "items.jsonl")),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    pushed = run_judge(
+        "labels", "push", str(round_dir), "--to", label_studio.url, cwd=tmp_path, extra=ls_env
+    )
+    assert pushed.returncode == 0, pushed.stderr
+    assert "created: 3 tasks imported, 0 already there" in pushed.stdout
+    project = json.loads((round_dir / "label-studio" / "project.json").read_text())["project"]
+    again = run_judge(
+        "labels", "push", str(round_dir), "--to", label_studio.url, cwd=tmp_path, extra=ls_env
+    )
+    assert "updated: 0 tasks imported, 3 already there" in again.stdout, again.stderr
+
+    _annotate(label_studio, project)
+    pulled = run_judge("labels", "pull", str(round_dir), cwd=tmp_path, extra=ls_env)
+    assert pulled.returncode == 0, pulled.stderr
+    assert f"3 labelled tasks, 0 bad cells; 2 annotators: {ADMIN}, {EXPERT_B}" in pulled.stdout
+    lines = [
+        json.loads(line)
+        for line in (round_dir / "labels" / "label-studio.jsonl").read_text().splitlines()
+    ]
+    first = {line["annotator"]: line["labels"] for line in lines if line["task_id"] == "cp3"}
+    assert first[ADMIN] == {
+        "focus_intensity": 4,
+        "intervene_now": True,
+        "relation_pattern": "pursue_withdraw",
+        "support_target": ["dana"],
+        "focus_emotion": "feels unheard",
+        "support_strategy": ["track"],
+    }
+    assert first[EXPERT_B]["focus_intensity"] == 4
+
+    database = {"JUDGE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'judge.db'}"}
+    assert run_judge("db", "upgrade", cwd=tmp_path, extra=database).returncode == 0
+    calibrated = run_judge(
+        "calibrate",
+        "--from-labels",
+        str(round_dir),
+        "--format",
+        "json",
+        cwd=tmp_path,
+        extra=database,
+        timeout=600,
+    )
+    assert calibrated.returncode == 0, calibrated.stderr
+    report = json.loads(calibrated.stdout)["report"]
+    assert report["rubric"]["id"] == "rescue-couple"
+    assert report["n_items"] == len(CHECKPOINTS)
+    assert sorted(report["experts"]) == [ADMIN, EXPERT_B]
+    assert report["simulated"] is True
+    flags = {d: dim["flag"] for d, dim in report["dimensions"].items() if dim.get("flag")}
+    assert "focus_intensity" in flags
+    # three items cannot vouch for anything
+    assert all(flag["level"] != "trusted" for flag in flags.values())
