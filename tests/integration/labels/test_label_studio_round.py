@@ -12,7 +12,7 @@ import pytest
 
 from judge.sample_conversations import load_sample
 from tests.fixtures.cli import run_judge
-from tests.fixtures.label_studio import ADMIN, LabelStudioServer
+from tests.fixtures.label_studio import ADMIN, LabelStudioServer, choice
 
 pytestmark = pytest.mark.integration
 
@@ -30,21 +30,12 @@ def _items(path: Path) -> Path:
     return path
 
 
-def _choice(name: str, value: str) -> dict[str, Any]:
-    return {
-        "from_name": name,
-        "to_name": "conversation",
-        "type": "choices",
-        "value": {"choices": [value]},
-    }
-
-
 def _result(intensity: int, target: str, strategy: list[str], intervene: str) -> list[Any]:
     result = [
-        _choice("focus_intensity", str(intensity)),
-        _choice("intervene_now", intervene),
-        _choice("relation_pattern", "pursue_withdraw"),
-        _choice("support_target__1", target),
+        choice("focus_intensity", str(intensity)),
+        choice("intervene_now", intervene),
+        choice("relation_pattern", "pursue_withdraw"),
+        choice("support_target__1", target),
         {
             "from_name": "focus_emotion",
             "to_name": "conversation",
@@ -52,7 +43,7 @@ def _result(intensity: int, target: str, strategy: list[str], intervene: str) ->
             "value": {"text": ["feels unheard"]},
         },
     ]
-    result += [_choice(f"support_strategy__{i}", s) for i, s in enumerate(strategy, start=1)]
+    result += [choice(f"support_strategy__{i}", s) for i, s in enumerate(strategy, start=1)]
     return result
 
 

@@ -12,6 +12,7 @@ from judge.labels.label_studio import labelling_config, read_annotations, studio
 from judge.labels.tasks import LabelSink, tasks_from_file
 from judge.rubrics import RubricRegistry
 from judge.sample_conversations import load_sample
+from tests.fixtures.label_studio import choice
 
 REGISTRY = RubricRegistry.from_directory()
 COUPLE = REGISTRY.get("rescue-couple")
@@ -50,15 +51,6 @@ def test_tasks_carry_the_conversation_and_the_participant_options(tmp_path: Path
     assert set(data) == {"task_id", "conversation", "support_target_options"}
 
 
-def _choice(name: str, value: str) -> dict[str, Any]:
-    return {
-        "from_name": name,
-        "to_name": "conversation",
-        "type": "choices",
-        "value": {"choices": [value]},
-    }
-
-
 def test_annotations_become_labels_per_user(tmp_path: Path) -> None:
     tasks = _tasks(tmp_path)
     exported = [
@@ -70,11 +62,11 @@ def test_annotations_become_labels_per_user(tmp_path: Path) -> None:
                     "id": 1,
                     "completed_by": 1,
                     "result": [
-                        _choice("focus_intensity", "6"),
-                        _choice("intervene_now", "yes"),
-                        _choice("support_strategy__2", "reframe"),
-                        _choice("support_strategy__1", "track"),
-                        _choice("support_target__1", "dana"),
+                        choice("focus_intensity", "6"),
+                        choice("intervene_now", "yes"),
+                        choice("support_strategy__2", "reframe"),
+                        choice("support_strategy__1", "track"),
+                        choice("support_target__1", "dana"),
                         {
                             "from_name": "focus_emotion",
                             "to_name": "conversation",
@@ -87,15 +79,15 @@ def test_annotations_become_labels_per_user(tmp_path: Path) -> None:
                     "id": 2,
                     "completed_by": 2,
                     "result": [
-                        _choice("focus_intensity", "4"),
-                        _choice("support_target__1", "zoe"),
+                        choice("focus_intensity", "4"),
+                        choice("support_target__1", "zoe"),
                     ],
                 },
                 {
                     "id": 3,
                     "completed_by": 3,
                     "was_cancelled": True,
-                    "result": [_choice("focus_intensity", "1")],
+                    "result": [choice("focus_intensity", "1")],
                 },
             ],
         }
