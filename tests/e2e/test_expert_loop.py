@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from judge.bench.workload import synthetic_items, to_jsonl
-from tests.fixtures.cli import run_judge
+from tests.fixtures.cli import calibrate_round, run_judge
 from tests.fixtures.stacks import BACKENDS, query
 
 pytestmark = pytest.mark.integration
@@ -81,18 +81,7 @@ def test_plain_file_round_trip_with_bad_cells(
     assert labelled[1]["labels"]["ben"] == {"emotional_reactions": 2, "explorations": 1}
 
     ben.write_text(ben.read_text().replace("2,five,1", "2,1,1").replace("round-99", "round-1"))
-    calibrated = run_judge(
-        "calibrate",
-        "--from-labels",
-        str(round_dir),
-        "--format",
-        "json",
-        cwd=tmp_path,
-        extra=database,
-        timeout=600,
-    )
-    assert calibrated.returncode == 0, calibrated.stderr
-    view = json.loads(calibrated.stdout)
+    view = calibrate_round(round_dir, tmp_path, database)
     report = view["report"]
     assert report["n_items"] == N_ITEMS
     assert report["experts"] == ["ana", "ben"]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from judge.sample_conversations import load_sample
-from tests.fixtures.cli import run_judge
+from tests.fixtures.cli import calibrate_round, run_judge
 from tests.fixtures.label_studio import ADMIN, LabelStudioServer, choice
 
 pytestmark = pytest.mark.integration
@@ -117,18 +117,7 @@ def test_push_annotate_pull_calibrate(label_studio: LabelStudioServer, tmp_path:
 
     database = {"JUDGE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'judge.db'}"}
     assert run_judge("db", "upgrade", cwd=tmp_path, extra=database).returncode == 0
-    calibrated = run_judge(
-        "calibrate",
-        "--from-labels",
-        str(round_dir),
-        "--format",
-        "json",
-        cwd=tmp_path,
-        extra=database,
-        timeout=600,
-    )
-    assert calibrated.returncode == 0, calibrated.stderr
-    report = json.loads(calibrated.stdout)["report"]
+    report = calibrate_round(round_dir, tmp_path, database)["report"]
     assert report["rubric"]["id"] == "rescue-couple"
     assert report["n_items"] == len(CHECKPOINTS)
     assert sorted(report["experts"]) == [ADMIN, EXPERT_B]
