@@ -24,6 +24,7 @@ from judge.calibration._agreement import (
     Categories,
     compute_agreement,
 )
+from judge.calibration._annotators import AnnotatorPair, annotator_agreement
 from judge.calibration._drift import compare_reports
 from judge.calibration._html import heatmap_svg, render_report_html
 from judge.calibration._plan import calibration_plan, plan_dimension, predicted_level
@@ -53,10 +54,12 @@ __all__ = [
     "AgreementResult",
     "AgreementRow",
     "AlphaRow",
+    "AnnotatorPair",
     "Categories",
     "ScoredItem",
     "Variant",
     "agreement",
+    "annotator_agreement",
     "calibration_plan",
     "calibration_report",
     "call_cost",

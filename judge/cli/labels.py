@@ -13,11 +13,17 @@ import click
 from judge.cli._output import console, fail
 from judge.domain.rubric import Rubric
 from judge.errors import JudgeError, LabelFileError
-from judge.labels.label_studio import labelling_config, read_annotations, studio_tasks
+from judge.labels.label_studio import (
+    labelling_config,
+    pseudonym,
+    read_annotations,
+    studio_tasks,
+)
 from judge.labels.label_studio_api import LabelStudio
 from judge.labels.tasks import (
     LABELS_DIR,
     TASKS_FILE,
+    ImportedLabels,
     LabelSink,
     label_lines,
     read_tasks,
@@ -96,13 +102,30 @@ def export(rubric_id: str, out_dir: Path, items: tuple[Path, ...]) -> None:
     )
 
 
-def _print_import(n_items: int, annotators: set[str], problems: list[str]) -> None:
-    for problem in problems:
+def _print_import(rubric: Rubric, imported: ImportedLabels) -> None:
+    """Bad cells on stderr; counts, annotators and their agreement per dimension and pair."""
+    from judge.calibration import annotator_agreement
+
+    for problem in imported.problems:
         click.echo(f"error: {problem}", err=True)
+    annotators = sorted({a for item in imported.items for a in item["labels"]})
     click.echo(
-        f"{n_items} labelled tasks, {len(problems)} bad cells; "
-        f"{len(annotators)} annotators: {', '.join(sorted(annotators)) or 'none'}"
+        f"{len(imported.items)} labelled tasks, {len(imported.problems)} bad cells; "
+        f"{len(annotators)} annotators: {', '.join(annotators) or 'none'}"
     )
+    pairs = annotator_agreement(rubric, imported.items)
+    if pairs:
+        click.echo("Agreement between annotators (kappa, 95% bootstrap CI over units):")
+    for pair in pairs:
+        low, high = pair.ci95
+        click.echo(
+            f"  {pair.dimension} {pair.a} ~ {pair.b}: {_num(pair.kappa)} "
+            f"[{_num(low)}, {_num(high)}], n={pair.n}, units={pair.units}"
+        )
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
 
 
 @labels.command("import")
@@ -128,8 +151,7 @@ def import_labels(
     except JudgeError as exc:
         fail(exc.message)
         return
-    annotators = {a for item in imported.items for a in item["labels"]}
-    _print_import(len(imported.items), annotators, imported.problems)
+    _print_import(rubric, imported)
     if imported.problems and not skip_bad:
         fail(f"{len(imported.problems)} bad cells (fix them, or --skip-bad to leave them out)")
     if out_file:
@@ -177,7 +199,14 @@ def push(round_dir: Path, url: str, token: str, title: str | None) -> None:
 @click.option("--from", "url", default=None, help="Label Studio URL (default: the one pushed to)")
 @TOKEN
 @click.option("--project", "project_id", type=int, default=None, help="default: the pushed one")
-def pull(round_dir: Path, url: str | None, token: str, project_id: int | None) -> None:
+@click.option(
+    "--pseudonymise",
+    is_flag=True,
+    help="name annotators expert-<hash of the email> instead of by email",
+)
+def pull(
+    round_dir: Path, url: str | None, token: str, project_id: int | None, pseudonymise: bool
+) -> None:
     """Read ROUND's annotations from Label Studio into ROUND/labels/label-studio.jsonl (one
     annotator per Label Studio user, by email)."""
     try:
@@ -190,6 +219,8 @@ def pull(round_dir: Path, url: str | None, token: str, project_id: int | None) -
         tasks = read_tasks(round_dir / TASKS_FILE)
         with LabelStudio(url, token) as studio:
             exported, users = studio.export(project_id), studio.users()
+        if pseudonymise:
+            users = {uid: pseudonym(email) for uid, email in users.items()}
         sink = LabelSink(rubric, {t.task_id: t for t in tasks})
         read_annotations(exported, rubric, sink, f"label-studio project {project_id}", users)
         imported = sink.result(tasks)
@@ -199,8 +230,7 @@ def pull(round_dir: Path, url: str | None, token: str, project_id: int | None) -
     target = round_dir / LABELS_DIR / "label-studio.jsonl"
     target.parent.mkdir(exist_ok=True)
     target.write_text(label_lines(imported), encoding="utf-8")
-    annotators = {a for item in imported.items for a in item["labels"]}
-    _print_import(len(imported.items), annotators, imported.problems)
+    _print_import(rubric, imported)
     click.echo(f"Wrote {target}")
 
 

@@ -10,6 +10,7 @@ conversation's participants; free text -> a text area. Pure functions: the HTTP 
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -113,6 +114,11 @@ def _result_value(dim: Dimension, entry: dict[str, Any]) -> Any:
     if dim.scale.type == "ordinal":
         return int(choice) if choice.lstrip("-").isdigit() else choice
     return choice
+
+
+def pseudonym(email: str) -> str:
+    """A stable stand-in for an annotator's email (the same email, the same pseudonym)."""
+    return "expert-" + hashlib.sha256(email.strip().lower().encode()).hexdigest()[:10]
 
 
 def annotator_id(annotation: dict[str, Any], users: dict[int, str]) -> str:

@@ -100,6 +100,9 @@ def test_push_annotate_pull_calibrate(label_studio: LabelStudioServer, tmp_path:
     pulled = run_judge("labels", "pull", str(round_dir), cwd=tmp_path, extra=ls_env)
     assert pulled.returncode == 0, pulled.stderr
     assert f"3 labelled tasks, 0 bad cells; 2 annotators: {ADMIN}, {EXPERT_B}" in pulled.stdout
+    # three checkpoints of one session: one independent unit, so no interval
+    assert f"focus_intensity {ADMIN} ~ {EXPERT_B}: " in pulled.stdout
+    assert "n=3, units=1" in pulled.stdout
     lines = [
         json.loads(line)
         for line in (round_dir / "labels" / "label-studio.jsonl").read_text().splitlines()
@@ -114,6 +117,14 @@ def test_push_annotate_pull_calibrate(label_studio: LabelStudioServer, tmp_path:
         "support_strategy": ["track"],
     }
     assert first[EXPERT_B]["focus_intensity"] == 4
+
+    hidden = run_judge(
+        "labels", "pull", str(round_dir), "--pseudonymise", cwd=tmp_path, extra=ls_env
+    )
+    assert hidden.returncode == 0, hidden.stderr
+    assert "2 annotators: expert-" in hidden.stdout
+    assert ADMIN not in (round_dir / "labels" / "label-studio.jsonl").read_text()
+    run_judge("labels", "pull", str(round_dir), cwd=tmp_path, extra=ls_env)
 
     database = {"JUDGE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'judge.db'}"}
     assert run_judge("db", "upgrade", cwd=tmp_path, extra=database).returncode == 0

@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from judge.labels.label_studio import labelling_config, read_annotations, studio_tasks
+from judge.labels.label_studio import (
+    labelling_config,
+    pseudonym,
+    read_annotations,
+    studio_tasks,
+)
 from judge.labels.tasks import LabelSink, tasks_from_file
 from judge.rubrics import RubricRegistry
 from judge.sample_conversations import load_sample
@@ -109,3 +114,9 @@ def test_annotations_become_labels_per_user(tmp_path: Path) -> None:
         "project 1: task 7 annotation 2: support_target: ['zoe']: 'zoe' is not one of "
         "dana, lee, Couple"
     ]
+
+
+def test_a_pseudonym_is_stable_and_hides_the_email() -> None:
+    assert pseudonym("Ana@Example.org") == pseudonym("ana@example.org")
+    assert pseudonym("ana@example.org") != pseudonym("ben@example.org")
+    assert "ana" not in pseudonym("ana@example.org")
