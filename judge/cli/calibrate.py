@@ -29,7 +29,7 @@ from judge.domain.wire import wire_json
 from judge.errors import JudgeError, LabelFileError
 from judge.labels.label_files import read_label_files
 from judge.labels.rescue import load_rescue_items
-from judge.labels.tasks import round_labels, round_rubric_id
+from judge.labels.tasks import round_is_blind, round_labels, round_rubric_id
 from judge.rubrics import RubricRegistry
 from judge.settings import Settings, load_settings
 
@@ -270,6 +270,13 @@ def run_calibration(
         rubric = RubricRegistry.from_directory(settings.rubrics_dir).get(rubric_id)
         if round_dir is not None:
             items = _round_items(round_dir, rubric)
+            if not round_is_blind(round_dir):
+                label = f"{label or round_dir.name} (adjudicated: panel shown to the experts)"
+                click.echo(
+                    "warning: the experts saw the panel's answers in this round; its agreement "
+                    "with them is inflated (an adjudication, not a blind calibration)",
+                    err=True,
+                )
         elif rescue_file is not None:
             items = load_rescue_items(rescue_file, rubric)
         else:

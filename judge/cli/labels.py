@@ -30,6 +30,7 @@ from judge.labels.tasks import (
     round_labels,
     round_rubric_id,
     tasks_from_file,
+    with_panel_answers,
     write_round,
 )
 from judge.rubrics import RubricRegistry
@@ -69,12 +70,20 @@ def labels() -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="directory of the round (created)",
 )
+@click.option(
+    "--show-panel",
+    "results",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="an adjudication round: show the panel's scores from this results file "
+    "(recorded in round.json; its calibrations are labelled as such)",
+)
 @click.argument(
     "items", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
-def export(rubric_id: str, out_dir: Path, items: tuple[Path, ...]) -> None:
+def export(rubric_id: str, out_dir: Path, results: Path | None, items: tuple[Path, ...]) -> None:
     """Write a blind labelling round for ITEMS (JSON Lines of items or labelled items): no
-    judge output and no item metadata reach the task files."""
+    judge output and no item metadata reach the task files (unless --show-panel)."""
     try:
         rubric = _rubric(rubric_id)
         tasks = [task for path in items for task in tasks_from_file(path, rubric)]
@@ -82,6 +91,8 @@ def export(rubric_id: str, out_dir: Path, items: tuple[Path, ...]) -> None:
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise LabelFileError(f"task id {dupes[0]!r} appears in more than one file")
+        if results is not None:
+            tasks = with_panel_answers(tasks, results)
         if (out_dir / TASKS_FILE).exists():
             raise LabelFileError(f"{out_dir}: already holds a round; choose another --out")
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -90,7 +101,8 @@ def export(rubric_id: str, out_dir: Path, items: tuple[Path, ...]) -> None:
         fail(exc.message)
         return
     out = console()
-    out.print(f"{len(tasks)} blind tasks for {rubric.id} v{rubric.version} in {out_dir}/:")
+    kind = "blind" if results is None else "adjudication (panel shown)"
+    out.print(f"{len(tasks)} {kind} tasks for {rubric.id} v{rubric.version} in {out_dir}/:")
     for path in written:
         out.print(f"  {path.relative_to(out_dir)}")
     click.echo(

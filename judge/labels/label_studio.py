@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from judge.labels.tasks import LabellingTask, LabelSink
 
 TEXT_NAME = "conversation"
+PANEL_NAME = "panel_answer"
 _RANK = re.compile(r"^(?P<dim>.+)__(?P<rank>\d+)$")
 
 
@@ -55,11 +56,15 @@ def _ranked(view: ET.Element, dim: Dimension, scale: RankedScale) -> None:
             _choices(view, name, options)
 
 
-def labelling_config(rubric: Rubric) -> str:
-    """The XML labelling config for ``rubric``: the conversation, then one block per dimension."""
+def labelling_config(rubric: Rubric, *, blind: bool = True) -> str:
+    """The XML labelling config for ``rubric``: the conversation, then one block per dimension
+    (and, unless ``blind``, the panel's answer to adjudicate)."""
     view = ET.Element("View")
     ET.SubElement(view, "Header", value=f"{rubric.name} ({rubric.id} v{rubric.version})")
     ET.SubElement(view, "Text", name=TEXT_NAME, value=f"${TEXT_NAME}")
+    if not blind:
+        ET.SubElement(view, "Header", value="The panel's answer (adjudication round)", size="5")
+        ET.SubElement(view, "Text", name=PANEL_NAME, value=f"${PANEL_NAME}")
     for dim in rubric.dimensions:
         ET.SubElement(view, "Header", value=dim.name, size="4")
         ET.SubElement(view, "Header", value=" ".join(dim.definition.split()), size="6")
@@ -91,6 +96,8 @@ def studio_tasks(rubric: Rubric, tasks: Sequence[LabellingTask]) -> list[dict[st
     out = []
     for task in tasks:
         data: dict[str, Any] = {"task_id": task.task_id, TEXT_NAME: task.conversation}
+        if task.panel is not None:
+            data[PANEL_NAME] = "; ".join(f"{d}: {v}" for d, v in task.panel.items())
         for dim in rubric.dimensions:
             scale = dim.scale
             if isinstance(scale, RankedScale) and scale.include_participants:

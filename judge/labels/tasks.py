@@ -24,7 +24,7 @@ import csv
 import io
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,8 @@ class LabellingTask:
     task_id: str
     conversation: str
     item: dict[str, Any]
+    #: the panel's scores (dimension -> score), only in a round made for adjudication
+    panel: dict[str, Any] | None = None
 
     @cached_property
     def participants(self) -> tuple[str, ...]:
@@ -57,7 +59,8 @@ class LabellingTask:
         return tuple(p.id for p in parse_item(self.item).clients)
 
     def as_json(self) -> dict[str, Any]:
-        return {"task_id": self.task_id, "conversation": self.conversation, "item": self.item}
+        body = {"task_id": self.task_id, "conversation": self.conversation, "item": self.item}
+        return body | ({"panel": self.panel} if self.panel is not None else {})
 
 
 def blind_item(item: Item) -> dict[str, Any]:
@@ -101,7 +104,11 @@ def read_tasks(path: Path) -> list[LabellingTask]:
     tasks = []
     for number, value in enumerate(read_jsonl(path), start=1):
         try:
-            tasks.append(LabellingTask(str(value["task_id"]), value["conversation"], value["item"]))
+            tasks.append(
+                LabellingTask(
+                    str(value["task_id"]), value["conversation"], value["item"], value.get("panel")
+                )
+            )
         except (KeyError, TypeError):
             raise LabelFileError(f"{path}:{number}: not a labelling task") from None
     return tasks
@@ -156,6 +163,30 @@ def render_template(rubric: Rubric, tasks: Sequence[LabellingTask]) -> str:
     return out.getvalue()
 
 
+def with_panel_answers(tasks: Sequence[LabellingTask], results: Path) -> list[LabellingTask]:
+    """Tasks for adjudication: each with the panel's scores from a results file (JSON Lines of
+    score results, matched on ``item_id`` or ``id``); a task without a result is an error."""
+    scores: dict[str, dict[str, Any]] = {}
+    for number, value in enumerate(read_jsonl(results), start=1):
+        dims = value.get("dimensions") if isinstance(value, dict) else None
+        key = value.get("item_id") or value.get("id") if isinstance(value, dict) else None
+        if not isinstance(dims, dict) or key is None:
+            raise LabelFileError(f"{results}:{number}: not a score result (no dimensions)")
+        scores[str(key)] = {d: (r or {}).get("score") for d, r in dims.items()}
+    missing = [t.task_id for t in tasks if t.task_id not in scores]
+    if missing:
+        raise LabelFileError(f"{results}: no result for task {missing[0]!r}")
+    return [replace(t, panel=scores[t.task_id]) for t in tasks]
+
+
+def round_is_blind(directory: Path) -> bool:
+    """False for a round whose tasks show the panel's answer (``--show-panel``)."""
+    try:
+        return bool(json.loads((directory / ROUND_FILE).read_text()).get("blind", True))
+    except (OSError, ValueError, AttributeError):
+        return True
+
+
 def write_round(directory: Path, rubric: Rubric, tasks: Sequence[LabellingTask]) -> list[Path]:
     """Write the plain-file part of a round; returns the files written."""
     from judge.labels.label_studio import labelling_config, studio_tasks
@@ -164,14 +195,18 @@ def write_round(directory: Path, rubric: Rubric, tasks: Sequence[LabellingTask])
     studio.mkdir(parents=True, exist_ok=True)
     (directory / LABELS_DIR).mkdir(exist_ok=True)
     rubric_ref = {"id": rubric.id, "version": rubric.version, "hash": rubric.content_hash}
+    blind = all(t.panel is None for t in tasks)
     files = {
-        directory / ROUND_FILE: json.dumps({"rubric": rubric_ref, "tasks": len(tasks)}) + "\n",
+        directory / ROUND_FILE: json.dumps(
+            {"rubric": rubric_ref, "tasks": len(tasks), "blind": blind}
+        )
+        + "\n",
         directory / TASKS_FILE: "".join(
             json.dumps(t.as_json(), ensure_ascii=False) + "\n" for t in tasks
         ),
         directory / TEMPLATE_FILE: render_template(rubric, tasks),
         directory / GUIDE_FILE: render_guide(rubric),
-        studio / "config.xml": labelling_config(rubric),
+        studio / "config.xml": labelling_config(rubric, blind=blind),
         studio / "tasks.json": json.dumps(
             studio_tasks(rubric, tasks), ensure_ascii=False, indent=1
         ),

@@ -12,9 +12,11 @@ from judge.errors import LabelFileError
 from judge.labels.tasks import (
     read_filled,
     read_tasks,
+    round_is_blind,
     round_labels,
     round_rubric_id,
     tasks_from_file,
+    with_panel_answers,
     write_round,
 )
 from judge.rubrics import RubricRegistry
@@ -145,3 +147,26 @@ def test_ranked_cells_are_checked_against_the_items_participants(tmp_path: Path)
     assert labels["support_target"] == ["dana", "Couple"]
     assert labels["intervene_now"] is True
     assert labels["focus_emotion"] == "feels unheard"
+
+
+def test_an_adjudication_round_shows_the_panel_and_says_so(tmp_path: Path) -> None:
+    tasks = tasks_from_file(_items(tmp_path), EPITOME)
+    results = tmp_path / "results.jsonl"
+    results.write_text(
+        "".join(
+            json.dumps({"item_id": f"p{i}", "dimensions": {"explorations": {"score": 2}}}) + "\n"
+            for i in range(3)
+        ),
+        encoding="utf-8",
+    )
+    shown = with_panel_answers(tasks, results)
+    write_round(tmp_path / "adjudicate", EPITOME, shown)
+    write_round(tmp_path / "blind", EPITOME, tasks)
+    assert not round_is_blind(tmp_path / "adjudicate")
+    assert round_is_blind(tmp_path / "blind")
+    assert read_tasks(tmp_path / "adjudicate" / "tasks.jsonl")[0].panel == {"explorations": 2}
+    assert "panel_answer" in (tmp_path / "adjudicate" / "label-studio" / "config.xml").read_text()
+    assert "panel_answer" not in (tmp_path / "blind" / "label-studio" / "config.xml").read_text()
+    results.write_text(json.dumps({"item_id": "p0", "dimensions": {}}) + "\n", encoding="utf-8")
+    with pytest.raises(LabelFileError, match="no result for task 'p1'"):
+        with_panel_answers(tasks, results)
