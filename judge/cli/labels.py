@@ -29,6 +29,7 @@ from judge.labels.tasks import (
     read_tasks,
     round_labels,
     round_rubric_id,
+    select_tasks,
     tasks_from_file,
     with_panel_answers,
     write_round,
@@ -78,10 +79,30 @@ def labels() -> None:
     help="an adjudication round: show the panel's scores from this results file "
     "(recorded in round.json; its calibrations are labelled as such)",
 )
+@click.option(
+    "--only-in",
+    "selection",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="only the items with a line in these score results (a plan's --out proposal, a "
+    "batch's results); they choose, nothing of them is shown",
+)
+@click.option(
+    "--not-trusted",
+    is_flag=True,
+    help="with --only-in: only items with a dimension whose flag is not trusted",
+)
 @click.argument(
     "items", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
-def export(rubric_id: str, out_dir: Path, results: Path | None, items: tuple[Path, ...]) -> None:
+def export(
+    rubric_id: str,
+    out_dir: Path,
+    results: Path | None,
+    selection: Path | None,
+    not_trusted: bool,
+    items: tuple[Path, ...],
+) -> None:
     """Write a blind labelling round for ITEMS (JSON Lines of items or labelled items): no
     judge output and no item metadata reach the task files (unless --show-panel)."""
     try:
@@ -91,6 +112,12 @@ def export(rubric_id: str, out_dir: Path, results: Path | None, items: tuple[Pat
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:
             raise LabelFileError(f"task id {dupes[0]!r} appears in more than one file")
+        if selection is not None:
+            tasks = select_tasks(tasks, selection, not_trusted=not_trusted)
+        elif not_trusted:
+            raise LabelFileError("--not-trusted needs --only-in RESULTS")
+        if not tasks:
+            raise LabelFileError("no item left to label")
         if results is not None:
             tasks = with_panel_answers(tasks, results)
         if (out_dir / TASKS_FILE).exists():

@@ -163,20 +163,51 @@ def render_template(rubric: Rubric, tasks: Sequence[LabellingTask]) -> str:
     return out.getvalue()
 
 
-def with_panel_answers(tasks: Sequence[LabellingTask], results: Path) -> list[LabellingTask]:
-    """Tasks for adjudication: each with the panel's scores from a results file (JSON Lines of
-    score results, matched on ``item_id`` or ``id``); a task without a result is an error."""
-    scores: dict[str, dict[str, Any]] = {}
-    for number, value in enumerate(read_jsonl(results), start=1):
+def _results(path: Path) -> dict[str, dict[str, Any]]:
+    """Score results (JSON Lines: ``judge score``, a batch's results, a plan's ``--out``) by
+    item id (``item_id``, else ``id``): each one's ``dimensions``."""
+    found: dict[str, dict[str, Any]] = {}
+    for number, value in enumerate(read_jsonl(path), start=1):
         dims = value.get("dimensions") if isinstance(value, dict) else None
-        key = value.get("item_id") or value.get("id") if isinstance(value, dict) else None
+        key = (value.get("item_id") or value.get("id")) if isinstance(value, dict) else None
         if not isinstance(dims, dict) or key is None:
-            raise LabelFileError(f"{results}:{number}: not a score result (no dimensions)")
-        scores[str(key)] = {d: (r or {}).get("score") for d, r in dims.items()}
+            raise LabelFileError(f"{path}:{number}: not a score result (no dimensions)")
+        found[str(key)] = dims
+    return found
+
+
+def with_panel_answers(tasks: Sequence[LabellingTask], results: Path) -> list[LabellingTask]:
+    """Tasks for adjudication: each with the panel's scores from a results file; a task
+    without a result is an error."""
+    scores = _results(results)
     missing = [t.task_id for t in tasks if t.task_id not in scores]
     if missing:
         raise LabelFileError(f"{results}: no result for task {missing[0]!r}")
-    return [replace(t, panel=scores[t.task_id]) for t in tasks]
+    return [
+        replace(t, panel={d: (r or {}).get("score") for d, r in scores[t.task_id].items()})
+        for t in tasks
+    ]
+
+
+def _trusted_everywhere(dims: dict[str, Any]) -> bool:
+    levels = [((r or {}).get("reliability") or {}).get("level") for r in dims.values()]
+    return bool(levels) and all(level == "trusted" for level in levels)
+
+
+def select_tasks(
+    tasks: Sequence[LabellingTask], results: Path, *, not_trusted: bool = False
+) -> list[LabellingTask]:
+    """The tasks whose item has a line in ``results`` (a plan's proposal, a batch's results),
+    with ``not_trusted`` only those with a dimension whose flag is not ``trusted``. The
+    results only choose: nothing of them reaches the tasks."""
+    chosen = _results(results)
+    by_id = {t.task_id: t for t in tasks}
+    unknown = [key for key in chosen if key not in by_id]
+    if unknown:
+        raise LabelFileError(f"{results}: item {unknown[0]!r} is not among the items given")
+    if not_trusted:
+        chosen = {k: dims for k, dims in chosen.items() if not _trusted_everywhere(dims)}
+    return [by_id[key] for key in chosen]
 
 
 def round_is_blind(directory: Path) -> bool:

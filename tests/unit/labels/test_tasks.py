@@ -15,6 +15,7 @@ from judge.labels.tasks import (
     round_is_blind,
     round_labels,
     round_rubric_id,
+    select_tasks,
     tasks_from_file,
     with_panel_answers,
     write_round,
@@ -170,3 +171,26 @@ def test_an_adjudication_round_shows_the_panel_and_says_so(tmp_path: Path) -> No
     results.write_text(json.dumps({"item_id": "p0", "dimensions": {}}) + "\n", encoding="utf-8")
     with pytest.raises(LabelFileError, match="no result for task 'p1'"):
         with_panel_answers(tasks, results)
+
+
+def _result(item_id: str, levels: list[str]) -> str:
+    dims = {
+        f"d{i}": {"score": 1, "reliability": {"level": level}} for i, level in enumerate(levels)
+    }
+    return json.dumps({"item_id": item_id, "dimensions": dims}) + "\n"
+
+
+def test_a_proposal_or_the_not_trusted_results_choose_the_tasks(tmp_path: Path) -> None:
+    tasks = tasks_from_file(_items(tmp_path), EPITOME)
+    results = tmp_path / "proposal.jsonl"
+    results.write_text(
+        _result("p2", ["trusted", "caution"]) + _result("p0", ["trusted", "trusted"]),
+        encoding="utf-8",
+    )
+    assert [t.task_id for t in select_tasks(tasks, results)] == ["p2", "p0"]
+    flagged = select_tasks(tasks, results, not_trusted=True)
+    assert [t.task_id for t in flagged] == ["p2"]
+    assert flagged[0].panel is None  # chosen by the results, shown nothing of them
+    results.write_text(_result("p9", ["caution"]), encoding="utf-8")
+    with pytest.raises(LabelFileError, match="item 'p9' is not among the items given"):
+        select_tasks(tasks, results)
