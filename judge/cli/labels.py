@@ -37,6 +37,7 @@ from judge.labels.tasks import (
 from judge.rubrics import RubricRegistry
 from judge.settings import load_settings
 
+IN_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 ROUND = click.argument(
     "round_dir", type=click.Path(exists=True, file_okay=False, path_type=Path), metavar="ROUND"
 )
@@ -74,7 +75,7 @@ def labels() -> None:
 @click.option(
     "--show-panel",
     "results",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=IN_FILE,
     default=None,
     help="an adjudication round: show the panel's scores from this results file "
     "(recorded in round.json; its calibrations are labelled as such)",
@@ -82,7 +83,7 @@ def labels() -> None:
 @click.option(
     "--only-in",
     "selection",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=IN_FILE,
     default=None,
     help="only the items with a line in these score results (a plan's --out proposal, a "
     "batch's results); they choose, nothing of them is shown",
@@ -92,9 +93,7 @@ def labels() -> None:
     is_flag=True,
     help="with --only-in: only items with a dimension whose flag is not trusted",
 )
-@click.argument(
-    "items", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
-)
+@click.argument("items", nargs=-1, required=True, type=IN_FILE)
 def export(
     rubric_id: str,
     out_dir: Path,
