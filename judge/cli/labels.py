@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import click
@@ -24,6 +25,7 @@ from judge.labels.tasks import (
     LABELS_DIR,
     TASKS_FILE,
     ImportedLabels,
+    LabellingTask,
     LabelSink,
     label_lines,
     read_tasks,
@@ -242,11 +244,24 @@ def push(round_dir: Path, url: str, token: str, title: str | None) -> None:
     is_flag=True,
     help="name annotators expert-<hash of the email> instead of by email",
 )
+@click.option(
+    "--follow",
+    "follow_s",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="keep pulling every SECONDS (a long labelling round) until interrupted",
+)
 def pull(
-    round_dir: Path, url: str | None, token: str, project_id: int | None, pseudonymise: bool
+    round_dir: Path,
+    url: str | None,
+    token: str,
+    project_id: int | None,
+    pseudonymise: bool,
+    follow_s: float | None,
 ) -> None:
     """Read ROUND's annotations from Label Studio into ROUND/labels/label-studio.jsonl (one
     annotator per Label Studio user, by email)."""
+    target = round_dir / LABELS_DIR / "label-studio.jsonl"
     try:
         rubric = _round_rubric(round_dir)
         pushed = _pushed(round_dir)
@@ -256,20 +271,38 @@ def pull(
             raise LabelFileError(f"{round_dir}: not pushed yet; give --from URL and --project ID")
         tasks = read_tasks(round_dir / TASKS_FILE)
         with LabelStudio(url, token) as studio:
-            exported, users = studio.export(project_id), studio.users()
-        if pseudonymise:
-            users = {uid: pseudonym(email) for uid, email in users.items()}
-        sink = LabelSink(rubric, {t.task_id: t for t in tasks})
-        read_annotations(exported, rubric, sink, f"label-studio project {project_id}", users)
-        imported = sink.result(tasks)
+            last = None
+            while True:
+                imported = _pull_once(studio, project_id, rubric, tasks, pseudonymise)
+                lines = label_lines(imported)
+                if lines != last:
+                    target.parent.mkdir(exist_ok=True)
+                    target.write_text(lines, encoding="utf-8")
+                    _print_import(rubric, imported)
+                    click.echo(f"Wrote {target}")
+                    last = lines
+                if follow_s is None:
+                    return
+                time.sleep(follow_s)
     except JudgeError as exc:
         fail(exc.message)
-        return
-    target = round_dir / LABELS_DIR / "label-studio.jsonl"
-    target.parent.mkdir(exist_ok=True)
-    target.write_text(label_lines(imported), encoding="utf-8")
-    _print_import(rubric, imported)
-    click.echo(f"Wrote {target}")
+    except KeyboardInterrupt:
+        click.echo("stopped following", err=True)
+
+
+def _pull_once(
+    studio: LabelStudio,
+    project_id: int,
+    rubric: Rubric,
+    tasks: list[LabellingTask],
+    pseudonymise: bool,
+) -> ImportedLabels:
+    exported, users = studio.export(project_id), studio.users()
+    if pseudonymise:
+        users = {uid: pseudonym(email) for uid, email in users.items()}
+    sink = LabelSink(rubric, {t.task_id: t for t in tasks})
+    read_annotations(exported, rubric, sink, f"label-studio project {project_id}", users)
+    return sink.result(tasks)
 
 
 def _pushed(round_dir: Path) -> dict[str, object]:

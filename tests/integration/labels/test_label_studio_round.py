@@ -5,19 +5,24 @@ pull`` reads them back, ``judge calibrate --from-labels`` turns them into a cali
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from judge.sample_conversations import load_sample
-from tests.fixtures.cli import calibrate_round, run_judge
+from tests.fixtures.cli import JUDGE, calibrate_round, judge_env, run_judge
 from tests.fixtures.label_studio import ADMIN, LabelStudioServer, choice
 
 pytestmark = pytest.mark.integration
 
 EXPERT_B = "expert.b@example.org"
 CHECKPOINTS = (3, 4, 5)
+#: how long a following pull may take to see a new annotation (a bound, not a measurement)
+FOLLOW_DEADLINE_S = 120
 
 
 def _items(path: Path) -> Path:
@@ -137,3 +142,72 @@ def test_push_annotate_pull_calibrate(label_studio: LabelStudioServer, tmp_path:
     assert "focus_intensity" in flags
     # three items cannot vouch for anything
     assert all(flag["level"] != "trusted" for flag in flags.values())
+
+
+def _wait_for(path: Path, text: str, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + FOLLOW_DEADLINE_S
+    while text not in path.read_text(encoding="utf-8"):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, f"{text!r} never reached {path}"
+        time.sleep(0.5)
+
+
+def test_pull_follow_keeps_the_labels_in_sync(
+    label_studio: LabelStudioServer, tmp_path: Path
+) -> None:
+    ls_env = {"LABEL_STUDIO_TOKEN": label_studio.token}
+    round_dir = tmp_path / "round"
+    items = _items(tmp_path / "items.jsonl")
+    run_judge(
+        "labels",
+        "export",
+        "--rubric",
+        "rescue-couple",
+        "--out",
+        str(round_dir),
+        str(items),
+        cwd=tmp_path,
+    )
+    pushed = run_judge(
+        "labels",
+        "push",
+        str(round_dir),
+        "--to",
+        label_studio.url,
+        "--title",
+        "follow round",
+        cwd=tmp_path,
+        extra=ls_env,
+    )
+    assert pushed.returncode == 0, pushed.stderr
+    project = json.loads((round_dir / "label-studio" / "project.json").read_text())["project"]
+    target = round_dir / "labels" / "label-studio.jsonl"
+    follower = subprocess.Popen(
+        [*JUDGE, "labels", "pull", str(round_dir), "--follow", "1"],
+        cwd=tmp_path,
+        env=judge_env(ls_env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for_file(target, follower)
+        with label_studio.api() as api:
+            task = api.get("/api/tasks/", params={"project": project}).json()["tasks"][0]
+            body = {"result": [choice("focus_intensity", "9")]}
+            assert api.post(f"/api/tasks/{task['id']}/annotations/", json=body).status_code == 201
+        _wait_for(target, '"focus_intensity": 9', follower)
+    finally:
+        follower.send_signal(signal.SIGINT)
+        out, err = follower.communicate(timeout=60)
+    assert follower.returncode == 0, err
+    assert "stopped following" in err
+    assert out.count("Wrote ") == 2  # once empty, once with the new annotation
+
+
+def _wait_for_file(path: Path, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + FOLLOW_DEADLINE_S
+    while not path.exists():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, f"{path} never written"
+        time.sleep(0.5)
