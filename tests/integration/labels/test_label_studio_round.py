@@ -17,7 +17,8 @@ from judge.sample_conversations import load_sample
 from tests.fixtures.cli import JUDGE, calibrate_round, judge_env, run_judge
 from tests.fixtures.label_studio import ADMIN, LabelStudioServer, choice
 
-pytestmark = pytest.mark.integration
+# a first start migrates Label Studio's empty database: minutes on a busy machine
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(1200)]
 
 EXPERT_B = "expert.b@example.org"
 CHECKPOINTS = (3, 4, 5)
@@ -74,11 +75,9 @@ def _annotate(server: LabelStudioServer, project: int) -> None:
                 assert posted.status_code == 201, posted.text
 
 
-# a first start migrates Label Studio's empty database: minutes on a busy machine
-@pytest.mark.timeout(1200)
-def test_push_annotate_pull_calibrate(label_studio: LabelStudioServer, tmp_path: Path) -> None:
-    ls_env = {"LABEL_STUDIO_TOKEN": label_studio.token}
+def _export(tmp_path: Path) -> Path:
     round_dir = tmp_path / "round"
+    items = _items(tmp_path / "items.jsonl")
     done = run_judge(
         "labels",
         "export",
@@ -86,10 +85,16 @@ def test_push_annotate_pull_calibrate(label_studio: LabelStudioServer, tmp_path:
         "rescue-couple",
         "--out",
         str(round_dir),
-        str(_items(tmp_path / "items.jsonl")),
+        str(items),
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
+    return round_dir
+
+
+def test_push_annotate_pull_calibrate(label_studio: LabelStudioServer, tmp_path: Path) -> None:
+    ls_env = {"LABEL_STUDIO_TOKEN": label_studio.token}
+    round_dir = _export(tmp_path)
     pushed = run_judge(
         "labels", "push", str(round_dir), "--to", label_studio.url, cwd=tmp_path, extra=ls_env
     )
@@ -156,18 +161,7 @@ def test_pull_follow_keeps_the_labels_in_sync(
     label_studio: LabelStudioServer, tmp_path: Path
 ) -> None:
     ls_env = {"LABEL_STUDIO_TOKEN": label_studio.token}
-    round_dir = tmp_path / "round"
-    items = _items(tmp_path / "items.jsonl")
-    run_judge(
-        "labels",
-        "export",
-        "--rubric",
-        "rescue-couple",
-        "--out",
-        str(round_dir),
-        str(items),
-        cwd=tmp_path,
-    )
+    round_dir = _export(tmp_path)
     pushed = run_judge(
         "labels",
         "push",
