@@ -5,7 +5,8 @@
 3. two SIMULATED experts fill the round's template (:mod:`judge.simulator.experts`);
 4. the filled files are imported and the panel calibrated on them
    (``judge calibrate --from-labels``);
-5. new items are scored and their flags printed with the calibration behind them.
+5. new items are scored and their flags printed with the calibration behind them;
+6. the plan for the next round, with those scores as its pool.
 
 Everything goes to ``--dir`` (default ``./expert-loop``), with a database of its own there, so
 a SIMULATED calibration never reaches the database real work uses.
@@ -26,8 +27,10 @@ from judge.cli._output import console, fail
 from judge.cli._render import print_result
 from judge.cli._runtime import service_runtime
 from judge.cli.calibrate import print_report, run_here
+from judge.cli.calibrate_plan import print_plan
 from judge.cli.demo import score_in_process
 from judge.domain.calibration_report import CalibrationReport
+from judge.domain.principal import OPERATOR
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import Rubric
 from judge.errors import JudgeError
@@ -49,6 +52,7 @@ RUBRIC = "epitome"
 #: more than the evidence gate's default min_items (50), so the calibration can vouch
 LOOP_ITEMS = 80
 SCORED_ITEMS = 4
+NEXT_BUDGET = 2
 EXPERTS = 2
 BANNER = (
     "[bold magenta]SIMULATED expert loop: the experts and the judges below are simulated "
@@ -78,15 +82,21 @@ def _fill(path: Path, rubric: Rubric, tasks: list[LabellingTask], expert: str) -
             writer.writerow([task.task_id, expert, *(labels.get(d, "") for d in dims)])
 
 
-async def _calibrate_and_score(
+async def _calibrate_score_plan(
     settings: Settings, items: list[dict[str, Any]], new_items: list[dict[str, Any]]
-) -> tuple[dict[str, Any], list[tuple[str, ScoreResult]]]:
+) -> tuple[dict[str, Any], list[tuple[str, ScoreResult]], dict[str, Any]]:
+    """Calibrate, score the new items with that calibration, and plan the next round with
+    the new scores as the pool (the loop's next turn)."""
     await schema.upgrade(settings.database_url)
     view = await run_here(RUBRIC, None, items, "demo expert loop (SIMULATED)", settings)
     async with service_runtime(settings) as runtime:
         submissions = [(f"new item {raw['id']}", RUBRIC, raw) for raw in new_items]
         scored = await score_in_process(runtime, settings, submissions, None)
-    return view, scored
+        pool = [result.model_dump(mode="json") for _, result in scored]
+        plan = await runtime.insights.plan(
+            OPERATOR, rubric_id=RUBRIC, panel_name=None, pool=pool, budget=NEXT_BUDGET
+        )
+    return view, scored, plan
 
 
 def run_loop(directory: Path, panel_name: str | None) -> None:
@@ -119,7 +129,7 @@ def run_loop(directory: Path, panel_name: str | None) -> None:
         click.echo(f"4. calibration on {len(imported.items)} labelled items (simulator panel):")
         new_items = synthetic_items(SCORED_ITEMS, tag="new")
         (directory / "new-items.jsonl").write_bytes(to_jsonl(new_items))
-        view, scored = asyncio.run(_calibrate_and_score(settings, imported.items, new_items))
+        view, scored, plan = asyncio.run(_calibrate_score_plan(settings, imported.items, new_items))
     except JudgeError as exc:
         fail(exc.message)
         return
@@ -128,6 +138,8 @@ def run_loop(directory: Path, panel_name: str | None) -> None:
     click.echo(f"5. {SCORED_ITEMS} new items scored with that calibration:")
     for label, result in scored:
         print_result(out, result, label)
+    click.echo("6. plan: the next round, with these scores as the pool:")
+    print_plan(plan)
     trusted = sorted(
         {
             d

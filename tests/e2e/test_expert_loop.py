@@ -100,6 +100,8 @@ def test_demo_loop_ends_in_trusted_simulated_flags(tmp_path: Path) -> None:
     assert "SIMULATED expert loop" in done.stdout
     assert "SIMULATED JUDGES" in done.stdout
     assert "simulated-expert-1, simulated-expert-2" in done.stdout
+    assert "6. plan: the next round" in done.stdout  # the loop goes round
+    assert "Proposal: 2 of 4 pool items" in done.stdout
     trusted = next(
         line for line in done.stdout.splitlines() if line.startswith("Trusted (SIMULATED)")
     )
