@@ -14,6 +14,7 @@ from judge.calibration._aggregation_comparison import (
     DEFAULT_FOLDS,
     DEFAULT_REPEATS,
     DEFAULT_RESAMPLES,
+    ComparisonStopped,
     compare_aggregation,
 )
 from judge.calibration._agreement import (
@@ -56,6 +57,7 @@ __all__ = [
     "AlphaRow",
     "AnnotatorPair",
     "Categories",
+    "ComparisonStopped",
     "ScoredItem",
     "Variant",
     "agreement",
