@@ -36,7 +36,7 @@ from judge.calibration import (
 from judge.domain.calibration_report import PanelRef
 from judge.domain.item import SUPPORTER_ROLES, StoredId
 from judge.domain.principal import Principal
-from judge.domain.rubric import RankedScale, Rubric
+from judge.domain.rubric import Rubric, check_label
 from judge.domain.text_safety import json_problem, text_problem
 from judge.domain.wire import CalibrationView
 from judge.errors import CalibrationNotFound, CalibrationTooLarge, ItemInvalid
@@ -89,13 +89,7 @@ def normalise_labels(
             if value is None:
                 continue
             dim = rubric.dimension(names[key])
-            if isinstance(dim.scale, RankedScale):
-                value = [value] if isinstance(value, str) else value
-                error = dim.scale.check(value, participants)
-            else:
-                if dim.scale.type == "ordinal" and isinstance(value, float) and value.is_integer():
-                    value = int(value)
-                error = dim.scale.check(value)
+            value, error = check_label(dim, value, participants)
             if error:
                 raise ItemInvalid(field, f"label {error}")
             clean[dim.id] = value
