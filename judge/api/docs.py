@@ -5,13 +5,16 @@ Both renderings (Swagger UI and ``/schema/openapi.json``) serve the finished doc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from litestar import Request
+from litestar.connection import ASGIConnection
 from litestar.datastructures import CacheControlHeader
+from litestar.handlers.base import BaseRouteHandler
 from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.router import Router
 from litestar.static_files import create_static_files_router
@@ -19,11 +22,14 @@ from pydantic import BaseModel
 from swagger_ui_bundle import swagger_ui_path
 
 from judge.api.openapi_document import finish_document
+from judge.api.problems import ProblemError
 from judge.services.panels import panel_names
 from judge.settings import Settings
 
 #: where the Swagger UI assets are served (below the schema path, public like the docs page)
 ASSETS = "/schema/swagger-assets"
+#: the bundle's file names; anything else (a NUL the file system refuses) is not looked up
+_ASSET_NAME = re.compile(r"^/?[A-Za-z0-9._-]{1,100}$")
 
 
 Finish = Callable[[dict[str, Any]], dict[str, Any]]
@@ -78,4 +84,11 @@ def swagger_assets() -> Router:
         include_in_schema=False,
         cache_control=CacheControlHeader(max_age=86_400),
         opt={"public": True},
+        guards=[_asset_name],
     )
+
+
+async def _asset_name(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    name = str(connection.path_params.get("file_path", ""))
+    if not _ASSET_NAME.match(name):
+        raise ProblemError(404, "no such asset", field="path.file_path")

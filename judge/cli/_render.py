@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from judge.cli._guarantee_render import print_guarantee_notes, score_cell_lines
 from judge.domain.result import DimensionResult, ScoreResult
 
 _LEVEL_STYLE = {"trusted": "green", "caution": "yellow", "untrusted": "red"}
@@ -90,7 +91,7 @@ def result_table(result: ScoreResult, title: str | None = None) -> Table:
         name = escape(dim_id) + (" (↓ better)" if dim.polarity == "proscriptive" else "")
         table.add_row(
             name,
-            _value(dim.score),
+            "\n".join([_value(dim.score), *score_cell_lines(dim)]),
             _judges(dim),
             _agreement(dim),
             "\n".join(
@@ -114,6 +115,7 @@ def print_result(console: Console, result: ScoreResult, label: str) -> None:
         f"{sim}[bold]{escape(label)}[/bold]: rubric {rubric}, panel {escape(result.panel_name)}"
     )
     console.print(result_table(result))
+    print_guarantee_notes(console, result)
     console.print(escape(summary_line(result.summary)))
     if result.input_flags:
         console.print(f"[yellow]input flags: {', '.join(result.input_flags)}[/yellow]")

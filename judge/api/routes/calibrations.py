@@ -10,7 +10,10 @@ from litestar.params import JSONBody, Parameter
 from pydantic import BaseModel, Field
 
 from judge.api.auth import principal
+from judge.api.disconnect import unless_disconnected
+from judge.api.problems import ProblemError
 from judge.api.routes._params import (
+    ID_PATTERN,
     JSON_NUMBER,
     PANEL_MAX,
     REQUEST_CONFIG,
@@ -94,6 +97,10 @@ async def get_calibration_report(request: Request[Any, Any, Any], run_id: JobId)
     return Response(render_report_html(view.report), media_type="text/html")
 
 
+#: repeats x resamples of one aggregation comparison: 20x the defaults (10 x 1,000)
+MAX_AGGREGATION_WORK = 200_000
+
+
 class PlanRequest(BaseModel):
     """How many more expert labels each dimension needs, and (with a pool) which items."""
 
@@ -110,7 +117,7 @@ class PlanRequest(BaseModel):
         default=None, description="score results of unlabelled items (as GET /v1/scores/{id})"
     )
     pool_batch: str | None = Field(
-        default=None, min_length=1, description="a batch scored by this panel: its results"
+        default=None, pattern=ID_PATTERN, description="a batch scored by this panel: its results"
     )
     budget: Annotated[int, Field(ge=1, le=100_000), JSON_NUMBER] | None = None
     seed: Annotated[int, JSON_NUMBER] = 0
@@ -153,9 +160,28 @@ async def get_aggregation_comparison(
     seed: Annotated[int, Parameter(ge=0, description="bootstrap and fold seed")] = RESAMPLE_SEED,
     resamples: Annotated[int, Parameter(ge=100, le=20_000)] = DEFAULT_RESAMPLES,
 ) -> dict[str, Any]:
-    return await api_state(request).runtime.insights.compare_aggregation(
-        principal(request), run_id, folds=folds, repeats=repeats, seed=seed, resamples=resamples
-    )
+    """CPU-bound (seconds): ``repeats`` x ``resamples`` is bounded, a few run at once per
+    process (429 beyond), and the work stops when the client disconnects."""
+    if repeats * resamples > MAX_AGGREGATION_WORK:
+        raise ProblemError(
+            422,
+            f"repeats x resamples is at most {MAX_AGGREGATION_WORK:,} "
+            f"({repeats} x {resamples} asked)",
+            field="query.resamples",
+        )
+    state = api_state(request)
+    async with state.quotas.aggregation_slot():
+        return await unless_disconnected(
+            request,
+            state.runtime.insights.compare_aggregation(
+                principal(request),
+                run_id,
+                folds=folds,
+                repeats=repeats,
+                seed=seed,
+                resamples=resamples,
+            ),
+        )
 
 
 #: this resource's route handlers, registered by :func:`judge.api.app.create_app`
