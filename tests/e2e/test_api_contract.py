@@ -54,8 +54,13 @@ def keyed_stack(
         config=service_config,
         redis_url=None,
     )
-    # generous per-key rate: the fuzzer should reach the routes, not the quota
-    stack.env |= {"JUDGE_API__REQUIRE_KEYS": "true", "JUDGE_API__RATE_LIMIT": "1000/second"}
+    # generous per-key and failed-authentication rates: the fuzzer sends hundreds of requests a
+    # minute, many without a key on purpose, and should reach the routes, not the quotas
+    stack.env |= {
+        "JUDGE_API__REQUIRE_KEYS": "true",
+        "JUDGE_API__RATE_LIMIT": "1000/second",
+        "JUDGE_API__AUTH_FAILURE_LIMIT": "1000/second",
+    }
     try:
         key = stack.create_key("contract", "admin")
         stack.start_api()
