@@ -75,7 +75,9 @@ def _document(stack: ServiceStack) -> dict[str, Any]:
     return document
 
 
-def test_schemathesis_all_checks_clean(keyed_stack: tuple[ServiceStack, str]) -> None:
+def test_schemathesis_all_checks_clean(
+    keyed_stack: tuple[ServiceStack, str], tmp_path: Path
+) -> None:
     stack, key = keyed_stack
     schemathesis = Path(sys.executable).with_name("schemathesis")
     run = subprocess.run(
@@ -93,6 +95,7 @@ def test_schemathesis_all_checks_clean(keyed_stack: tuple[ServiceStack, str]) ->
             "--header",
             f"Authorization: Bearer {key}",
         ],
+        cwd=tmp_path,  # its cache (.schemathesis/) stays out of the checkout
         capture_output=True,
         text=True,
         timeout=840,
