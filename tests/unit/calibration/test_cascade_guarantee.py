@@ -40,8 +40,9 @@ def test_each_stage_is_scored_from_its_own_judges() -> None:
 
 
 def test_thresholds_are_chosen_for_the_cascade_as_a_whole() -> None:
-    # the first stage is sure and right on half the items, the second on the rest
-    items = [_item([1, 1, 1], 1, 1)] * 20 + [_item([0, 2, 1], 1, 1)] * 20
+    # the first stage is sure and right on half the items, unsure and wrong on the rest,
+    # where the second stage is sure and right: a looser first threshold would keep errors
+    items = [_item([1, 1, 1], 1, 1)] * 20 + [_item([0, 0, 2], 1, 1)] * 20
     found = cascade_calibration(ER, items, [1] * 40, STAGES, POLICY, quorum=2)
     assert found.status == "guaranteed"
     assert found.stages == [["a"], ["b", "c"]]
