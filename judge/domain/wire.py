@@ -146,6 +146,13 @@ class CalibrationView(BaseModel):
     rubric: RubricRef
     panel_name: str
     simulated: bool = False
+    owned: bool = Field(
+        default=True, description="started by the calling key (false: shared by an admin)"
+    )
+    shared: bool = Field(
+        default=False,
+        description="published by an admin: its evidence decides every key's flags",
+    )
     n_items: int
     created_at: str
     report_url: str
@@ -187,6 +194,7 @@ class RunSummary(BaseModel):
     panel_name: str
     rubric_version: str
     simulated: bool
+    shared: bool = Field(default=False, description="published by an admin for every key")
     created_at: str
     finished_at: str | None
     dimensions: dict[str, DimensionSummary]

@@ -273,7 +273,9 @@ class JobService:
         renew = asyncio.create_task(self._keep_lease(job_id, lease))
         try:
             with metrics.job_running(rubric.id), cache_partition(job.owner_key_id):
-                result = await self.scorer.score(rubric, item, panel, use_cache=job.use_cache)
+                result = await self.scorer.score(
+                    rubric, item, panel, owner=job.owner_key_id, use_cache=job.use_cache
+                )
             finished = await self._store(job, result)
         except JudgeMisconfigured as exc:
             await self._stop_misconfigured(job, exc)
