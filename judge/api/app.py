@@ -86,6 +86,8 @@ def create_app(settings: Settings) -> Litestar:
                 RunGaugeCollector(settings.database_url, ttl_s=settings.run_gauges_ttl_s)
             )
             waiter = JobWaiter(runtime.jobs)
+            await waiter.start()
+            closers.append(waiter.stop)
             if settings.redis_url:
                 from judge.runtime.notify import RedisNotifier
                 from judge.worker.dispatch import CeleryDispatcher

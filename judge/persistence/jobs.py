@@ -444,6 +444,17 @@ async def unfinished_jobs(session: AsyncSession, *, expire_leases: bool) -> list
     return list(result.scalars().all())
 
 
+async def unfinished_among(session: AsyncSession, job_ids: Sequence[str]) -> set[str]:
+    """Those of ``job_ids`` that are queued or running (a missing job is not: nothing more
+    will happen to it)."""
+    result = await session.execute(
+        select(col(ScoreJob.id)).where(
+            col(ScoreJob.id).in_(list(job_ids)), col(ScoreJob.status).in_([QUEUED, RUNNING])
+        )
+    )
+    return set(result.scalars().all())
+
+
 async def count_unfinished(session: AsyncSession, owner: str | None) -> int:
     """Queued and running jobs of one owner (None: those created without a key)."""
     owned = (

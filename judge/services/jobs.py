@@ -430,6 +430,14 @@ class JobService:
             return await repo.unfinished_jobs(session, expire_leases=True)
 
     # -- read --------------------------------------------------------------------------------
+    async def unfinished_among(self, job_ids: Sequence[str], *, chunk: int = 500) -> set[str]:
+        """Those of ``job_ids`` still queued or running (one query per ``chunk`` ids)."""
+        found: set[str] = set()
+        async with self.database.session() as session:
+            for start in range(0, len(job_ids), chunk):
+                found |= await repo.unfinished_among(session, job_ids[start : start + chunk])
+        return found
+
     async def get_job(self, job_id: str) -> ScoreJob | None:
         async with self.database.session() as session:
             return await repo.get_job(session, job_id)

@@ -123,7 +123,8 @@ def test_one_keys_calibration_never_moves_another_keys_flags_unless_an_admin_sha
     assert history["calibrations"] == []
     plan = client.post("/v1/calibrations/plan", json={"rubric": "epitome"}, headers=victim)
     assert plan.status_code == 200, plan.text
-    assert noise_run not in plan.text and copy_run not in plan.text
+    assert noise_run not in plan.text
+    assert copy_run not in plan.text
 
     # only an admin may share; then the run decides every key's flags, and every key reads it
     refused = client.put(f"/v1/calibrations/{copy_run}/shared", headers=attacker)

@@ -73,7 +73,7 @@ async def create_batch(
         rubric_id, panel_name = payload.rubric, payload.panel
     view = await state.runtime.batches.submit(
         principal(request),
-        state.intake,
+        state.intake(request),
         rubric_id=rubric_id,
         panel_name=panel_name,
         lines=lines,

@@ -57,7 +57,7 @@ async def create_calibration(
     state = api_state(request)
     view = await state.runtime.calibrations.start(
         principal(request),
-        state.intake,
+        state.intake(request),
         rubric_id=data.rubric,
         panel_name=data.panel,
         items=data.items,
