@@ -340,7 +340,11 @@ class ApiSettings(BaseModel):
     rate_limit: str = Field(
         default="20/second;600/minute", description="requests per API key (limits' notation)"
     )
-    max_queued_per_key: int = Field(default=20_000, ge=1, description="unfinished items per key")
+    max_queued_per_key: int = Field(
+        default=100_000,
+        ge=1,
+        description="unfinished items per key (also caps one batch: a larger one gets 413)",
+    )
     max_queue_depth: int = Field(default=200_000, ge=1, description="queued items in total")
     max_item_chars: int = Field(default=100_000, ge=1, description="text of one item, all turns")
     max_calibration_items: int = Field(default=5_000, ge=1)

@@ -94,9 +94,25 @@ class BatchView(BaseModel):
     completed: int
     failed: int
     rejected: int
-    rejections: list[Rejection]
+    rejections: list[Rejection] = Field(
+        description="the first rejections (by line); the rest page by page at rejections_next"
+    )
+    rejections_next: str | None = Field(
+        default=None, description="the next page of rejections; null when all are shown"
+    )
     created_at: str
     results: str
+
+
+class RejectionPage(BaseModel):
+    """One page of a batch's rejected lines, by line number."""
+
+    batch_id: str
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None = Field(default=None, description="null on the last page")
+    rejections: list[Rejection]
 
 
 class RubricSummary(BaseModel):

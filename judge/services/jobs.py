@@ -61,6 +61,16 @@ class CompletionWaiter(Protocol):
     def notify(self, job_id: str) -> None: ...
 
 
+@dataclass
+class PreparedBatch:
+    """A validated batch not yet stored: its jobs and the rejections of its other lines."""
+
+    batch: Batch
+    rubric_id: str
+    jobs: list[ScoreJob] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
+
+
 def new_id() -> str:
     return uuid.uuid4().hex
 
@@ -153,16 +163,16 @@ class JobService:
         metrics.job_submitted(rubric.id)
         return job
 
-    async def submit_batch(
+    def prepare_batch(
         self,
         *,
         rubric_id: str,
         panel_name: str | None,
         lines: Sequence[tuple[int, Any | Rejection]],
         owner: str | None = None,
-        idempotency: Submission | None = None,
-    ) -> tuple[Batch, list[str]]:
-        """Persist a batch: valid lines become jobs; invalid ones are recorded as rejections."""
+    ) -> PreparedBatch:
+        """Validate every line (CPU-bound: callers on an event loop run it in a thread): valid
+        lines become jobs, the others rejections. Nothing is stored."""
         rubric = self.rubric(rubric_id)
         panel = self.panel(panel_name)
         batch = Batch(
@@ -173,18 +183,19 @@ class JobService:
             panel_name=panel.name,
             owner_key_id=owner,
         )
-        jobs: list[ScoreJob] = []
-        rejections: list[Rejection] = []
+        prepared = PreparedBatch(batch, rubric.id)
         for line_no, raw in lines:
             if isinstance(raw, Rejection):
-                rejections.append(raw)
+                prepared.rejections.append(raw)
                 continue
             try:
                 item = self.validate(raw, rubric)
             except ItemInvalid as exc:
-                rejections.append(Rejection(line=line_no, field=exc.field, message=exc.detail))
+                prepared.rejections.append(
+                    Rejection(line=line_no, field=exc.field, message=exc.detail)
+                )
                 continue
-            jobs.append(
+            prepared.jobs.append(
                 self._job(
                     rubric,
                     panel,
@@ -195,17 +206,23 @@ class JobService:
                     owner_key_id=owner,
                 )
             )
+        return prepared
+
+    async def store_batch(
+        self, prepared: PreparedBatch, *, idempotency: Submission | None = None
+    ) -> tuple[Batch, list[str]]:
+        """Persist a prepared batch; a job the database refuses becomes a rejection."""
+        batch, jobs, rejections = prepared.batch, prepared.jobs, list(prepared.rejections)
 
         def count(refused: dict[int, str]) -> None:
+            found = list(rejections)
             for index, kind in refused.items():
                 line = jobs[index].position or 0
-                rejections.append(
-                    Rejection(line=line, field="item", message=DB_REFUSED.format(kind))
-                )
-            rejections.sort(key=lambda r: r.line)
+                found.append(Rejection(line=line, field="item", message=DB_REFUSED.format(kind)))
+            found.sort(key=lambda r: r.line)
             batch.total = len(jobs) - len(refused)
-            batch.rejected = len(rejections)
-            batch.rejections_json = json.dumps([r.model_dump() for r in rejections])
+            batch.rejected = len(found)
+            batch.rejections_json = json.dumps([r.model_dump() for r in found])
 
         count({})
         parents: list[Any] = [batch]
@@ -215,8 +232,23 @@ class JobService:
             self.database, parents, jobs, before_commit=count
         )
         accepted = [j.id for i, j in enumerate(jobs) if i not in refused]
-        metrics.job_submitted(rubric.id, len(accepted))
+        metrics.job_submitted(prepared.rubric_id, len(accepted))
         return batch, accepted
+
+    async def submit_batch(
+        self,
+        *,
+        rubric_id: str,
+        panel_name: str | None,
+        lines: Sequence[tuple[int, Any | Rejection]],
+        owner: str | None = None,
+        idempotency: Submission | None = None,
+    ) -> tuple[Batch, list[str]]:
+        """Persist a batch: valid lines become jobs; invalid ones are recorded as rejections."""
+        prepared = self.prepare_batch(
+            rubric_id=rubric_id, panel_name=panel_name, lines=lines, owner=owner
+        )
+        return await self.store_batch(prepared, idempotency=idempotency)
 
     # -- run ---------------------------------------------------------------------------------
     async def run_job(self, job_id: str) -> bool:

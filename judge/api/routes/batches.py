@@ -6,6 +6,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
+import anyio.to_thread
 from litestar import Request, Response, get, post
 from litestar.params import Parameter
 from litestar.response import Stream
@@ -29,6 +30,7 @@ from judge.domain.wire import (
     BatchView,
     CompletedLine,
     JobStatusLine,
+    RejectionPage,
     wire_json,
 )
 
@@ -65,10 +67,11 @@ async def create_batch(
     if content_type in (NDJSON, "application/jsonl", "application/x-jsonlines"):
         if not rubric:
             raise ProblemError(422, "a JSON Lines batch needs ?rubric=ID", field="query.rubric")
-        lines = parse_jsonl(body)
+        # off the event loop: a 100,000-line body takes seconds to read
+        lines = await anyio.to_thread.run_sync(parse_jsonl, body)
         rubric_id, panel_name = rubric, panel
     else:
-        payload = _batch_request(body)
+        payload = await anyio.to_thread.run_sync(_batch_request, body)
         lines = list(enumerate(payload.items, start=1))
         rubric_id, panel_name = payload.rubric, payload.panel
     view = await state.runtime.batches.submit(
@@ -130,5 +133,22 @@ async def get_batch_results(request: Request[Any, Any, Any], batch_id: JobId) ->
     return Stream(lines(), media_type=NDJSON)
 
 
+@get(
+    "/v1/batches/{batch_id:str}/rejections",
+    opt={"scope": "batch"},
+    summary="A batch's rejected lines, a page at a time",
+    responses=responses({200: RejectionPage}, 404),
+)
+async def get_batch_rejections(
+    request: Request[Any, Any, Any],
+    batch_id: JobId,
+    offset: Annotated[int, Parameter(ge=0, le=10_000_000, description="rejections to skip")] = 0,
+    limit: Annotated[int, Parameter(ge=1, le=1_000, description="rejections per page")] = 100,
+) -> RejectionPage:
+    return await api_state(request).runtime.batches.rejections(
+        principal(request), batch_id, offset=offset, limit=limit
+    )
+
+
 #: this resource's route handlers, registered by :func:`judge.api.app.create_app`
-HANDLERS = [create_batch, get_batch, get_batch_results]
+HANDLERS = [create_batch, get_batch, get_batch_results, get_batch_rejections]
