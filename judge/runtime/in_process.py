@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import itertools
 import logging
 from collections.abc import Sequence
 from typing import Protocol
@@ -129,19 +130,27 @@ class Notify(Protocol):
     def notify(self, job_id: str) -> None: ...
 
 
+_Queued = tuple[int, int, str, contextvars.Context | None]
+
+
 class InProcessRunner:
     def __init__(self, jobs: JobService, waiter: Notify, *, concurrency: int) -> None:
         self._jobs = jobs
         self._waiter = waiter
         self._concurrency = concurrency
-        #: job ids with the context of their dispatch (an HTTP request's trace, when tracing)
-        self._queue: asyncio.Queue[tuple[str, contextvars.Context | None]] = asyncio.Queue()
+        #: (lane, order, job id, the context of its dispatch: an HTTP request's trace, when
+        #: tracing); the interactive lane (0) is served before the bulk lane's backlog (1)
+        self._queue: asyncio.PriorityQueue[_Queued] = asyncio.PriorityQueue()
+        self._order = itertools.count()
         self._tasks: list[asyncio.Task[None]] = []
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None:
+    def _put(self, job_id: str, context: contextvars.Context | None, interactive: bool) -> None:
+        self._queue.put_nowait((0 if interactive else 1, next(self._order), job_id, context))
+
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         context = contextvars.copy_context()
         for job_id in job_ids:  # a copy each: a job's spans must not become another's parent
-            self._queue.put_nowait((job_id, context.copy()))
+            self._put(job_id, context.copy(), interactive)
         # queued in memory: a restart finds them as unfinished jobs, the outbox is not needed
         await self._jobs.mark_sent(job_ids)
 
@@ -165,7 +174,7 @@ class InProcessRunner:
 
     async def _work(self) -> None:
         while True:
-            job_id, context = await self._queue.get()
+            _, _, job_id, context = await self._queue.get()
             try:
                 # in the dispatcher's context, so the job's spans join the request's trace
                 await asyncio.create_task(self._jobs.run_job(job_id), context=context)
@@ -194,4 +203,4 @@ class InProcessRunner:
             attempts = 1
         delay = policy.delay_s(max(attempts - 1, 0))
         log.warning("job %s raised %r; retrying in %.0fs", job_id, exc, delay)
-        asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, (job_id, None))
+        asyncio.get_running_loop().call_later(delay, self._put, job_id, None, False)

@@ -40,14 +40,14 @@ class OutboxDispatcher:
         #: jobs a dispatch of this process is still sending (their rows are not the drainer's)
         self.sending: set[str] = set()
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None:
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         unsent = list(job_ids)
         self.sending.update(unsent)
         try:
             for start in range(0, len(unsent), self._chunk):
                 part = unsent[start : start + self._chunk]
                 try:
-                    await self._inner.dispatch(part)
+                    await self._inner.dispatch(part, interactive=interactive)
                 except Exception:
                     left = len(unsent) - start
                     log.warning(

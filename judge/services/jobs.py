@@ -41,9 +41,12 @@ log = logging.getLogger(__name__)
 
 
 class Dispatcher(Protocol):
-    """Hands job ids to whatever runs them (in-process runner or Celery), after commit."""
+    """Hands job ids to whatever runs them (in-process runner or Celery), after commit.
+    ``interactive`` jobs (a single score a caller is waiting for) go in a lane of their own
+    that runners serve before the bulk lane's backlog (batches, calibrations, probes), so a
+    score is never stuck behind another key's batch."""
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None: ...
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None: ...
 
 
 class BatchFollower(Protocol):

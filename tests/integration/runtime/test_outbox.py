@@ -24,7 +24,7 @@ class FlakyBroker:
         self.fail_at = fail_at
         self.sends: list[list[str]] = []
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None:
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         if len(self.sends) + 1 == self.fail_at:
             self.fail_at = None
             raise ConnectionError("the broker went away")
@@ -77,7 +77,7 @@ class SlowBroker:
         self.go_on = asyncio.Event()
         self.sending = asyncio.Event()
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None:
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         self.sends.append(list(job_ids))
         self.sending.set()
         await self.go_on.wait()
