@@ -78,7 +78,8 @@ class Relay:
                 caller.sendall(chunk)
         for sock in (caller, server):
             with contextlib.suppress(OSError):
-                sock.close()
+                sock.shutdown(socket.SHUT_RDWR)  # wakes the other direction's recv
+            sock.close()
 
 
 @pytest.fixture
