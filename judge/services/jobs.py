@@ -187,6 +187,7 @@ class JobService:
             owner_key_id=owner,
         )
         prepared = PreparedBatch(batch, rubric.id)
+        ids: dict[str, int] = {}  # item id -> the line that has it
         for line_no, raw in lines:
             if isinstance(raw, Rejection):
                 prepared.rejections.append(raw)
@@ -196,6 +197,12 @@ class JobService:
             except ItemInvalid as exc:
                 prepared.rejections.append(
                     Rejection(line=line_no, field=exc.field, message=exc.detail)
+                )
+                continue
+            if item.id is not None and ids.setdefault(item.id, line_no) != line_no:
+                duplicate = f"duplicate of line {ids[item.id]}: item ids must be unique"
+                prepared.rejections.append(
+                    Rejection(line=line_no, field="item.id", message=duplicate)
                 )
                 continue
             prepared.jobs.append(
