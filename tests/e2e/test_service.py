@@ -175,7 +175,7 @@ def assert_result_shape(result: dict[str, Any], stack: ServiceStack, rubric: str
     usage = result["usage"]
     assert set(usage) >= {"llm_calls", "prompt_tokens", "completion_tokens", "cost_usd"}
     assert "cache_hits" in usage
-    assert usage["llm_calls"] == 3
+    assert usage["llm_calls"] >= 3  # one per judge, more if a busy machine timed one out
     assert usage["prompt_tokens"] > 0
     assert isinstance(result["timings_ms"], dict)
     assert result["timings_ms"]
