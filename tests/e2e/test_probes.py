@@ -246,31 +246,3 @@ def test_probe_records_the_key_that_created_it(probe_stack: ServiceStack) -> Non
     )
     keys = query(probe_stack.database_url, "SELECT id FROM api_keys WHERE name = 'prober'")
     assert rows == [(keys[0][0],)]
-
-
-BAD_PROBES = [
-    ({"rubric": "epitome", "kind": "loudness", "items": DYADIC}, "kind"),
-    ({"rubric": "epitome", "kind": "verbosity", "items": []}, "items"),
-    ({"rubric": "epitome", "kind": "verbosity", "items": [{"response": 3}]}, "items[0]"),
-    ({"rubric": "epitome", "kind": "order", "items": DYADIC}, "kind"),
-    ({"rubric": "epitome", "kind": "verbosity", "items": DYADIC, "filler_words": 0}, "filler"),
-    ({"rubric": "no-such-rubric", "kind": "verbosity", "items": DYADIC}, "rubric"),
-]
-
-
-@pytest.mark.parametrize(("body", "field"), BAD_PROBES)
-def test_bad_probe_requests_are_4xx_naming_the_field(
-    service_stack: ServiceStack, body: dict[str, Any], field: str
-) -> None:
-    response = service_stack.client.post("/v1/probes", json=body, headers=service_stack.headers())
-    assert 400 <= response.status_code < 500, response.text
-    problem = response.json()
-    assert field in (problem.get("field") or "") + json.dumps(problem.get("extra") or ""), problem
-
-
-def test_an_unknown_probe_is_404(service_stack: ServiceStack) -> None:
-    response = service_stack.client.get(
-        "/v1/probes/0123456789abcdef0123456789abcdef", headers=service_stack.headers()
-    )
-    assert response.status_code == 404
-    assert response.json()["field"] == "id"

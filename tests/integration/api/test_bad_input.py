@@ -1,6 +1,7 @@
 """Bad input to the API, on the composition root's app in process (SQLite and PostgreSQL):
 RFC 9457 problems naming the field, never a 5xx, and a batch's bad lines rejected alone while
-the rest is scored. Moved from ``tests/e2e/test_service.py``; no process stack is needed."""
+the rest is scored. Moved from ``tests/e2e/test_service.py`` and ``test_probes.py``; no
+process stack is needed."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.e2e.test_probes import DYADIC
 from tests.e2e.test_service import (
     NDJSON,
     assert_each_item_once,
@@ -149,3 +151,32 @@ def test_plan_and_aggregation_requests_with_bad_input_name_the_field(
     folds = stack.client.get("/v1/calibrations/no-such-run/aggregation", params={"folds": 1})
     assert folds.status_code == 422
     assert folds.json()["field"] == "query.folds"
+
+
+# -- probes --------------------------------------------------------------------------------
+BAD_PROBES = [
+    ({"rubric": "epitome", "kind": "loudness", "items": DYADIC}, "kind"),
+    ({"rubric": "epitome", "kind": "verbosity", "items": []}, "items"),
+    ({"rubric": "epitome", "kind": "verbosity", "items": [{"response": 3}]}, "items[0]"),
+    ({"rubric": "epitome", "kind": "order", "items": DYADIC}, "kind"),
+    ({"rubric": "epitome", "kind": "verbosity", "items": DYADIC, "filler_words": 0}, "filler"),
+    ({"rubric": "no-such-rubric", "kind": "verbosity", "items": DYADIC}, "rubric"),
+]
+
+
+@pytest.mark.parametrize(("body", "field"), BAD_PROBES)
+def test_bad_probe_requests_are_4xx_naming_the_field(
+    in_process_api: InProcessApi, body: dict[str, Any], field: str
+) -> None:
+    response = in_process_api.client.post("/v1/probes", json=body)
+    assert 400 <= response.status_code < 500, response.text
+    problem = response.json()
+    assert field in (problem.get("field") or "") + json.dumps(problem.get("extra") or ""), problem
+
+
+def test_an_unknown_probe_is_404(in_process_api: InProcessApi) -> None:
+    response = in_process_api.client.get(
+        "/v1/probes/0123456789abcdef0123456789abcdef", headers=in_process_api.headers()
+    )
+    assert response.status_code == 404
+    assert response.json()["field"] == "id"
