@@ -14,6 +14,7 @@ from judge.calibration._aggregation_comparison import (
     DEFAULT_FOLDS,
     DEFAULT_REPEATS,
     DEFAULT_RESAMPLES,
+    ComparisonStopped,
     compare_aggregation,
 )
 from judge.calibration._agreement import (
@@ -54,6 +55,7 @@ __all__ = [
     "AgreementRow",
     "AlphaRow",
     "Categories",
+    "ComparisonStopped",
     "ScoredItem",
     "Variant",
     "agreement",

@@ -126,6 +126,7 @@ class CalibrationService(BatchRuns[CalibrationView]):
             raise CalibrationTooLarge(cap.max_calibration_items, len(items))
         experts: set[str] = set()
         labelled: list[tuple[LabelledItem, dict[str, dict[str, Any]]]] = []
+        ids: dict[str, int] = {}
         for n, raw in enumerate(items):
             prefix = f"items[{n}]"
             try:
@@ -134,6 +135,10 @@ class CalibrationService(BatchRuns[CalibrationView]):
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])
                 raise ItemInvalid(f"{prefix}.{where}" if where else prefix, first["msg"]) from None
+            if entry.id is not None and ids.setdefault(entry.id, n) != n:
+                raise ItemInvalid(
+                    f"{prefix}.id", f"duplicate of items[{ids[entry.id]}].id: ids must be unique"
+                )
             item = self.jobs.validate(entry.item, rubric, f"{prefix}.item")
             experts.update(entry.labels)
             if len(experts) > cap.max_experts:

@@ -61,7 +61,8 @@ async def create_batch(
 ) -> Response[BatchView]:
     state = api_state(request)
     body = await request.body()
-    content_type = request.headers.get("content-type", "").split(";")[0].strip()
+    # media types are case-insensitive (RFC 9110 section 8.3.1)
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type in (NDJSON, "application/jsonl", "application/x-jsonlines"):
         if not rubric:
             raise ProblemError(422, "a JSON Lines batch needs ?rubric=ID", field="query.rubric")
