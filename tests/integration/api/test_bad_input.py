@@ -146,9 +146,12 @@ def test_plan_and_aggregation_requests_with_bad_input_name_the_field(
     plan = post("/v1/calibrations/plan", json={"rubric": "epitome"}, headers=stack.headers())
     assert plan.status_code == 200, plan.text
     assert {d["status"] for d in plan.json()["dimensions"].values()} == {"uncalibrated"}
-    missing = stack.client.get("/v1/calibrations/no-such-run/aggregation")
+    unknown = "/v1/calibrations/0123456789abcdef0123456789abcdef/aggregation"
+    missing = stack.client.get(unknown)
     assert (missing.status_code, missing.json()["field"]) == (404, "id")
-    folds = stack.client.get("/v1/calibrations/no-such-run/aggregation", params={"folds": 1})
+    malformed = stack.client.get("/v1/calibrations/no-such-run/aggregation")
+    assert (malformed.status_code, malformed.json()["field"]) == (422, "path.run_id")
+    folds = stack.client.get(unknown, params={"folds": 1})
     assert folds.status_code == 422
     assert folds.json()["field"] == "query.folds"
 
