@@ -34,6 +34,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from judge.domain.guarantees import GuaranteePolicy
 from judge.domain.providers import OPENAI_COMPATIBLE, ClientChoice, provider_of
 from judge.errors import ConfigError
 
@@ -231,6 +232,10 @@ class PanelSpec(BaseModel):
         description="a judge rating a reply of its own model family (item metadata."
         "generator_model): exclude it from the aggregate, or keep it and flag the dimension",
     )
+    guarantee: GuaranteePolicy | None = Field(
+        default=None,
+        description="item-level guarantee policy for this panel; wins over the rubric's",
+    )
 
     @model_validator(mode="after")
     def _quorum_possible(self) -> PanelSpec:
@@ -426,6 +431,8 @@ class ReliabilityDefaults(BaseModel):
     line: float | None = Field(default=None, ge=-1, le=1)
     min_items: int | None = Field(default=None, ge=1)
     min_coverage: float | None = Field(default=None, ge=0, le=1)
+    #: item-level guarantees for rubrics that set none (``JUDGE_RELIABILITY__GUARANTEE__AGREEMENT``)
+    guarantee: GuaranteePolicy | None = None
 
     def as_defaults(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}

@@ -26,11 +26,17 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge import metrics
-from judge.calibration import ScoredItem, calibration_report, call_cost, intra_judge_stability
+from judge.calibration import (
+    ScoredItem,
+    add_guarantees,
+    calibration_report,
+    call_cost,
+    intra_judge_stability,
+)
 from judge.domain.calibration_report import PanelRef
 from judge.domain.item import SUPPORTER_ROLES, StoredId
 from judge.domain.principal import Principal
-from judge.domain.rubric import RankedScale, Rubric
+from judge.domain.rubric import Rubric, check_label
 from judge.domain.text_safety import json_problem, text_problem
 from judge.domain.wire import CalibrationView
 from judge.errors import CalibrationNotFound, CalibrationTooLarge, ItemInvalid
@@ -83,13 +89,7 @@ def normalise_labels(
             if value is None:
                 continue
             dim = rubric.dimension(names[key])
-            if isinstance(dim.scale, RankedScale):
-                value = [value] if isinstance(value, str) else value
-                error = dim.scale.check(value, participants)
-            else:
-                if dim.scale.type == "ordinal" and isinstance(value, float) and value.is_integer():
-                    value = int(value)
-                error = dim.scale.check(value)
+            value, error = check_label(dim, value, participants)
             if error:
                 raise ItemInvalid(field, f"label {error}")
             clean[dim.id] = value
@@ -230,6 +230,7 @@ class CalibrationService(BatchRuns[CalibrationView]):
         judges = [t.model for t in panel.judges]
         items = scored_items(run, finished.jobs)
         # bootstrap CIs take seconds on large runs: off the event loop (an API serves on it)
+        policy = self.jobs.scorer.policy(rubric)
         report = await anyio.to_thread.run_sync(
             functools.partial(
                 calibration_report,
@@ -237,10 +238,11 @@ class CalibrationService(BatchRuns[CalibrationView]):
                 items,
                 judges,
                 run.id,
-                policy=self.jobs.scorer.policy(rubric),
+                policy=policy,
                 simulated=run.simulated,
             )
         )
+        report = add_guarantees(report, rubric, items, judges, panel.policy(policy).guarantee)
         report.panel = PanelRef(name=run.panel_name, judges=judges)
         report.stability = intra_judge_stability(rubric, items)
         report.cost = call_cost(panel, items)
