@@ -55,7 +55,7 @@ def test_a_run_that_keeps_raising_is_retried_then_failed_with_a_reason(tmp_path:
             while True:
                 done = await runtime.jobs.get_job(job.id)
                 assert done is not None
-                if done.status == "failed" or time.monotonic() - started > 30:
+                if done.status == "failed" or time.monotonic() - started > 240:
                     break
                 await asyncio.sleep(0.05)
             judges = len(runtime.jobs.panel(None).judges)
