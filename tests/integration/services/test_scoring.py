@@ -156,7 +156,7 @@ def test_unanimous_uncalibrated_panel_is_caution_and_calibration_makes_it_truste
     small = Calibration(run_id="run-y", judge_kappa=1.0, n=4, ci95=(1.0, 1.0), coverage=1.0)
     calibrations.add(EPITOME, panel, {"explorations": measured, "interpretations": small})
     scorer = Scorer(registry=REGISTRY, client=LiteLLMClient(retry=FAST), calibrations=calibrations)
-    calibrated = asyncio.run(scorer.score(EPITOME, item, panel))
+    calibrated = asyncio.run(scorer.score(EPITOME, item, panel, owner=None))
     flag = calibrated.dimensions["explorations"].reliability
     assert flag.level == "trusted"
     assert flag.reasons == []
@@ -176,7 +176,7 @@ def test_unanimous_uncalibrated_panel_is_caution_and_calibration_makes_it_truste
 
     # A record for another panel composition does not vouch for this one.
     other_panel = make_panel(sim, "accurate@1", "accurate@2", "noisy@3")
-    assert asyncio.run(calibrations.latest(EPITOME, other_panel, 50)) == {}
+    assert asyncio.run(calibrations.latest(EPITOME, other_panel, 50, owner=None)) == {}
 
 
 # -- abstentions ----------------------------------------------------------------------------
