@@ -25,6 +25,7 @@ from judge.calibration._agreement import (
     Categories,
     compute_agreement,
 )
+from judge.calibration._annotators import AnnotatorPair, annotator_agreement
 from judge.calibration._drift import compare_reports
 from judge.calibration._guarantees import add_guarantees, dimension_guarantee
 from judge.calibration._html import heatmap_svg, render_report_html
@@ -55,12 +56,14 @@ __all__ = [
     "AgreementResult",
     "AgreementRow",
     "AlphaRow",
+    "AnnotatorPair",
     "Categories",
     "ComparisonStopped",
     "ScoredItem",
     "Variant",
     "add_guarantees",
     "agreement",
+    "annotator_agreement",
     "calibration_plan",
     "calibration_report",
     "call_cost",

@@ -289,6 +289,20 @@ class Rubric(_Strict):
 _HASHES: dict[int, tuple[Rubric, str]] = {}
 
 
+def check_label(
+    dim: Dimension, value: Any, participants: tuple[str, ...] = ()
+) -> tuple[Any, str | None]:
+    """An expert's label normalised for ``dim`` (a lone ranked label becomes a list, an
+    ordinal 3.0 becomes 3) and what is wrong with it, or None."""
+    scale = dim.scale
+    if isinstance(scale, RankedScale):
+        value = [value] if isinstance(value, str) else value
+        return value, scale.check(value, participants)
+    if scale.type == "ordinal" and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value, scale.check(value)
+
+
 def _check_label_set(labels: tuple[Label, ...], rules: tuple[Disambiguation, ...]) -> None:
     ids = [label.id for label in labels]
     dupes = sorted({i for i in ids if ids.count(i) > 1})

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -36,19 +37,23 @@ from judge.calibration import (
 from judge.domain.calibration_report import PanelRef
 from judge.domain.item import SUPPORTER_ROLES, StoredId
 from judge.domain.principal import Principal
-from judge.domain.rubric import RankedScale, Rubric
+from judge.domain.rubric import Rubric, check_label
 from judge.domain.text_safety import json_problem, text_problem
 from judge.domain.wire import CalibrationView
 from judge.errors import CalibrationNotFound, CalibrationTooLarge, ItemInvalid
 from judge.persistence import jobs as repo
 from judge.persistence import runs
-from judge.persistence.calibrations import evidence_json
+from judge.persistence.calibrations import evidence_json, set_shared, visibility
 from judge.persistence.database import Database
 from judge.persistence.tables import Batch, CalibrationRun, ScoreJob
+from judge.services.access import can_read
 from judge.services.canary_drift import CanaryDrift
 from judge.services.jobs import CALIBRATION, DB_REFUSED, JobService, new_id
 from judge.services.runs import BatchRuns, run_fields
 from judge.services.submission import Intake
+
+SHARING = {True: "shared", False: "withdrawn"}
+log = logging.getLogger(__name__)
 
 
 class LabelledItem(BaseModel):
@@ -87,13 +92,7 @@ def normalise_labels(
             if value is None:
                 continue
             dim = rubric.dimension(names[key])
-            if isinstance(dim.scale, RankedScale):
-                value = [value] if isinstance(value, str) else value
-                error = dim.scale.check(value, participants)
-            else:
-                if dim.scale.type == "ordinal" and isinstance(value, float) and value.is_integer():
-                    value = int(value)
-                error = dim.scale.check(value)
+            value, error = check_label(dim, value, participants)
             if error:
                 raise ItemInvalid(field, f"label {error}")
             clean[dim.id] = value
@@ -292,6 +291,25 @@ class CalibrationService(BatchRuns[CalibrationView]):
             owner=run.owner_key_id,
         )
 
+    async def check_readable(self, who: Principal, run_id: str) -> None:
+        """``CalibrationNotFound`` unless the run exists and ``who`` owns it, is an admin, or
+        an admin shared the run (a shared run decides every key's flags: all may read it)."""
+        exists, owner, shared = await visibility(self.jobs.database, run_id)
+        if not exists or not (shared or can_read(who, owner)):
+            raise CalibrationNotFound(run_id)
+
+    async def share(self, who: Principal, run_id: str, *, shared: bool) -> CalibrationView:
+        """Publish the run so that it applies to every key's flags (``shared``), or withdraw
+        it: an admin's decision, recorded with the admin's key and the time. Anyone else is
+        told there is no such run."""
+        if not who.admin or not await set_shared(
+            self.jobs.database, run_id, shared=shared, by=who.key_id
+        ):
+            raise CalibrationNotFound(run_id)
+        log.info("calibration %s %s by key %s", run_id, SHARING[shared], who.key_id)
+        self.jobs.scorer.calibrations.forget()
+        return await self.view(who, run_id)
+
     async def view(self, who: Principal, run_id: str) -> CalibrationView:
         """The run as stored, if ``who`` may read it (a read: it never computes the report)."""
         await self.check_readable(who, run_id)
@@ -299,7 +317,12 @@ class CalibrationService(BatchRuns[CalibrationView]):
         if run is None:
             raise CalibrationNotFound(run_id)
         shown = await run_fields(self.jobs.database, run)
-        shown |= {"label": run.label, "report_url": f"/v1/calibrations/{run.id}/report"}
+        shown |= {
+            "label": run.label,
+            "report_url": f"/v1/calibrations/{run.id}/report",
+            "owned": run.owner_key_id == who.key_id,
+            "shared": run.shared,
+        }
         return CalibrationView.model_validate(shown)
 
 
