@@ -42,6 +42,7 @@ STAGES = [[FIRST], list(SECOND)]
 #: per dimension: three samples of the first judge, one call of each other judge
 FULL_CALLS = (3 + 2) * len(DIMS)
 CASCADE = "cascade"
+FULL = "full"
 ACCURATE = "openai/accurate"
 
 
@@ -62,6 +63,15 @@ async def _runtime(database_url: str, simulator_url: str) -> ServiceRuntime:
         simulator={"url": simulator_url},
         reliability={"min_items": 20, "floor": 0.0, "line": 0.2, "guarantee": GUARANTEE},
         panels={
+            # the same personas under other tags (no shared cache): the full panel's cost
+            FULL: {
+                "judges": [
+                    {"model": "openai/unstable@full", "simulated": True, "samples": 3},
+                    {"model": "openai/noisy@full1", "simulated": True},
+                    {"model": "openai/noisy@full2", "simulated": True},
+                ],
+                "per_dimension_calls": True,
+            },
             CASCADE: {
                 "judges": judges,
                 "cascade": [FIRST, list(SECOND)],
@@ -179,13 +189,13 @@ async def _scenario(runtime: ServiceRuntime) -> dict[str, float]:
     assert "escalated" in reasons
     listed = await runtime.batches.escalations(OPERATOR, batch_id, 10)
     assert listed.escalated == sum(1 for r in after if r.escalate)
+    _, full = await _batch(runtime, FULL, fresh)
+    assert all(r.usage.llm_calls == FULL_CALLS for r in full)
     return {
         "calls_per_item": sum(calls) / len(after),
+        "full_tokens_per_item": sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in full)
+        / len(full),
         "full_calls_per_item": FULL_CALLS,
-        "full_tokens_per_item": sum(
-            r.usage.prompt_tokens + r.usage.completion_tokens for r in calibrated
-        )
-        / len(calibrated),
         "tokens_per_item": sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in after)
         / len(after),
         "kept_at_first_stage": sum(1 for r in after for d in DIMS if r.dimensions[d].stage == 0)
