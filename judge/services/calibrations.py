@@ -48,11 +48,10 @@ from judge.persistence.database import Database
 from judge.persistence.tables import Batch, CalibrationRun, ScoreJob
 from judge.services.access import can_read
 from judge.services.canary_drift import CanaryDrift
-from judge.services.jobs import DB_REFUSED, JobService, new_id
+from judge.services.jobs import CALIBRATION, DB_REFUSED, JobService, new_id
 from judge.services.runs import BatchRuns, run_fields
 from judge.services.submission import Intake
 
-CALIBRATION = "calibration"
 SHARING = {True: "shared", False: "withdrawn"}
 log = logging.getLogger(__name__)
 
@@ -246,7 +245,15 @@ class CalibrationService(BatchRuns[CalibrationView]):
                 simulated=run.simulated,
             )
         )
-        report = add_guarantees(report, rubric, items, judges, panel.policy(policy).guarantee)
+        report = add_guarantees(
+            report,
+            rubric,
+            items,
+            judges,
+            panel.policy(policy).guarantee,
+            panel.cascade,
+            panel.quorum or policy.quorum,
+        )
         report.panel = PanelRef(name=run.panel_name, judges=judges)
         report.stability = intra_judge_stability(rubric, items)
         report.cost = call_cost(panel, items)

@@ -80,6 +80,8 @@ def new_id() -> str:
 
 #: why the database refused a row, as callers see it (its own message goes to the log only)
 DB_REFUSED = "the database could not store this item ({})"
+#: the kind of batch a calibration run scores its items in
+CALIBRATION = "calibration"
 
 
 def failure_message(exc: BaseException, attempts: int) -> str:
@@ -306,6 +308,7 @@ class JobService:
                 )
             item = validate_for_rubric(json.loads(job.item_json), rubric)
             panel = self.panel(job.panel_name)
+            every_stage = await self._in_calibration(job, panel)
         except JudgeError as exc:
             async with self.database.session() as session:
                 await repo.fail_job(session, job_id, f"invalid_job: {exc.message}")
@@ -316,7 +319,12 @@ class JobService:
         try:
             with metrics.job_running(rubric.id), cache_partition(job.owner_key_id):
                 result = await self.scorer.score(
-                    rubric, item, panel, owner=job.owner_key_id, use_cache=job.use_cache
+                    rubric,
+                    item,
+                    panel,
+                    owner=job.owner_key_id,
+                    use_cache=job.use_cache,
+                    every_stage=every_stage,
                 )
             finished = await self._store(job, result)
         except JudgeMisconfigured as exc:
@@ -333,6 +341,14 @@ class JobService:
         if finished and job.batch_id:
             await self._tell_follower(job)
         return finished
+
+    async def _in_calibration(self, job: ScoreJob, panel: Panel) -> bool:
+        """A cascade panel's calibration item, which every stage must score."""
+        if panel.cascade is None or job.batch_id is None:
+            return False
+        async with self.database.session() as session:
+            batch = await repo.get_batch(session, job.batch_id)
+        return batch is not None and batch.kind == CALIBRATION
 
     async def _store(self, job: ScoreJob, result: ScoreResult) -> bool:
         for call in result.calls:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from judge.domain.flags import Calibration
@@ -136,9 +136,14 @@ class Scorer:
         *,
         owner: str | None,
         use_cache: bool = True,
+        every_stage: bool = False,
     ) -> ScoreResult:
-        """Score ``item``; its flags weigh only the evidence ``owner`` may rely on."""
+        """Score ``item``; its flags weigh only the evidence ``owner`` may rely on;
+        ``every_stage``: a cascade panel runs as the full panel (what a calibration run
+        needs: every stage's answer on every item)."""
         policy = self.policy(rubric)
+        if every_stage and panel.cascade is not None:
+            panel = replace(panel, cascade=None)
         return await score_item(
             rubric=rubric,
             item=item,
