@@ -237,11 +237,47 @@ class PanelSpec(BaseModel):
         description="item-level guarantee policy for this panel; wins over the rubric's",
     )
 
+    cascade: tuple[str | tuple[str, ...], ...] | None = Field(
+        default=None,
+        description="cascade stages, cheapest first: each a judge's model or a list of the "
+        "panel's judges (a sub-panel); a dimension's answer is kept at the first stage whose "
+        "confidence clears its calibrated threshold, later stages run only when needed",
+    )
+
     @model_validator(mode="after")
     def _quorum_possible(self) -> PanelSpec:
         if self.quorum is not None and self.quorum > len(self.judges):
             raise ValueError(f"quorum {self.quorum} exceeds the {len(self.judges)} judges")
         return self
+
+    @model_validator(mode="after")
+    def _cascade_names_judges(self) -> PanelSpec:
+        if self.cascade is None:
+            return self
+        if len(self.cascade) < 2:
+            raise ValueError("cascade: needs at least two stages (one stage is the panel itself)")
+        models = [j.model for j in self.judges]
+        if len(set(models)) != len(models):
+            raise ValueError("cascade: the panel's judges must have distinct models")
+        for n, stage in enumerate(self.cascade):
+            names = (stage,) if isinstance(stage, str) else stage
+            if not names:
+                raise ValueError(f"cascade[{n}]: a stage names at least one judge")
+            if len(set(names)) != len(names):
+                raise ValueError(f"cascade[{n}]: a judge is named twice")
+            unknown = [m for m in names if m not in models]
+            if unknown:
+                raise ValueError(
+                    f"cascade[{n}]: {unknown[0]!r} is not a judge of this panel "
+                    f"(judges: {', '.join(models)})"
+                )
+        return self
+
+    def cascade_stages(self) -> tuple[tuple[str, ...], ...] | None:
+        """Each stage's judge models (None: not a cascade)."""
+        if self.cascade is None:
+            return None
+        return tuple((s,) if isinstance(s, str) else tuple(s) for s in self.cascade)
 
 
 class PriceSpec(BaseModel):
@@ -378,7 +414,11 @@ class ApiSettings(BaseModel):
         default="10/second;120/minute",
         description="requests with a missing or unknown key, per client address; beyond: 429",
     )
-    max_queued_per_key: int = Field(default=20_000, ge=1, description="unfinished items per key")
+    max_queued_per_key: int = Field(
+        default=100_000,
+        ge=1,
+        description="unfinished items per key (also caps one batch: a larger one gets 413)",
+    )
     max_queue_depth: int = Field(default=200_000, ge=1, description="queued items in total")
     max_item_chars: int = Field(default=100_000, ge=1, description="text of one item, all turns")
     max_calibration_items: int = Field(default=5_000, ge=1)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from judge.calibration._cascade_guarantee import Stages, cascade_calibration
 from judge.calibration._report import labelled_with_consensus
 from judge.calibration._scored import ScoredItem
 from judge.domain.calibration_report import CalibrationReport
@@ -82,10 +83,16 @@ def _conformal(
 
 
 def dimension_guarantee(
-    dim: Dimension, items: Sequence[ScoredItem], judges: list[str], policy: GuaranteePolicy
+    dim: Dimension,
+    items: Sequence[ScoredItem],
+    judges: list[str],
+    policy: GuaranteePolicy,
+    cascade: Stages | None = None,
+    quorum: int = 1,
 ) -> DimensionGuarantee | None:
     """The dimension's guarantee calibration (None for free text or without labelled items
-    the panel answered)."""
+    the panel answered); a cascade panel's (``cascade``: its stages) adds the jointly
+    calibrated stage thresholds."""
     scale = dim.scale
     if scale.type == "free_text":
         return None
@@ -139,6 +146,9 @@ def dimension_guarantee(
         for s in chosen.curve
     ]
     groups = {it.group for it in used if it.group is not None}
+    staged = (
+        None if cascade is None else cascade_calibration(dim, used, truth, cascade, policy, quorum)
+    )
     return DimensionGuarantee(
         policy=policy,
         scale=scale.type,
@@ -155,6 +165,7 @@ def dimension_guarantee(
             min_units=chosen.min_units,
             curve=curve,
         ),
+        cascade=staged,
     )
 
 
@@ -164,16 +175,19 @@ def add_guarantees(
     items: Sequence[ScoredItem],
     judges: list[str],
     policy: GuaranteePolicy | None,
+    cascade: Stages | None = None,
+    quorum: int = 1,
 ) -> CalibrationReport:
     """``report`` with each dimension's guarantee calibration, in the dimension and in its
     flag inputs (what scoring reads); the default policy when the rubric sets none, so a run
-    made before a policy is set still serves the default one."""
+    made before a policy is set still serves the default one. ``cascade``: the panel's stages
+    (every item was scored by every stage), ``quorum`` the panel's."""
     wanted = policy or GuaranteePolicy()
     for dim in rubric.dimensions:
         part = report.dimensions.get(dim.id)
         if part is None:
             continue
-        found = dimension_guarantee(dim, items, judges, wanted)
+        found = dimension_guarantee(dim, items, judges, wanted, cascade, quorum)
         if found is None:
             continue
         part.guarantee = found

@@ -23,7 +23,10 @@ _SHORT = {
     "policy_changed": "policy changed",
     "evidence_gate": "evidence gate",
     "no_score": "no score",
+    "escalated": "escalated",
 }
+#: reasons that compare the item's confidence with a threshold
+_BELOW = ("below_confidence_threshold", "escalated")
 
 
 def _num(value: float | None) -> str:
@@ -70,7 +73,7 @@ def print_guarantee_notes(console: Console, result: ScoreResult) -> None:
         parts = []
         for dim_id, g in missing.items():
             why = (g.reason or "?").replace("_", " ")
-            if g.reason == "below_confidence_threshold":
+            if g.reason in _BELOW:
                 why += f" {_num(g.confidence)} < {_num(g.threshold)}"
             elif g.reason == "no_guarantee_available":
                 why += f" ({g.status.replace('_', ' ')})"
@@ -134,7 +137,7 @@ def escalations_table(view: EscalationsView) -> Table:
         first = True
         for dim_id, why in entry.dimensions.items():
             reason = (why.reason or "?").replace("_", " ")
-            if why.reason == "below_confidence_threshold":
+            if why.reason in _BELOW:
                 reason += f" {_num(why.confidence)} < {_num(why.threshold)}"
             table.add_row(
                 str(entry.line or "-") if first else "",

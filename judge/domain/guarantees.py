@@ -30,6 +30,7 @@ NotGuaranteedReason = Literal[
     "policy_changed",  # the calibration was computed for another guarantee policy
     "evidence_gate",  # the flag's evidence gate (min_items, CI floor, coverage) fails
     "no_score",  # the panel gave no score (below quorum)
+    "escalated",  # a cascade's last stage is not confident enough: a person decides
 ]
 #: a calibration's selective status (:mod:`judge.reliability._selective`), or ``not_calibrated``
 GuaranteeStatus = Literal[
@@ -110,6 +111,22 @@ class SelectiveCalibration(ReportPart):
     curve: list[ThresholdPoint]
 
 
+class CascadeCalibration(ReportPart):
+    """A cascade panel's stage thresholds, chosen jointly so the guarantee holds for the
+    cascade as a whole (:func:`judge.reliability.cascade_threshold`); ``thresholds`` is None
+    unless ``status`` is ``guaranteed``; ``stage_shares`` has one share of the calibration
+    items per stage and a last one for the items escalated to a person."""
+
+    status: Literal["guaranteed", "too_few_calibration_units", "no_threshold_passes"]
+    stages: list[list[str]]
+    thresholds: list[float] | None
+    coverage: float
+    agreement: float | None
+    stage_shares: list[float]
+    n: int
+    min_units: int
+
+
 class DimensionGuarantee(ReportPart):
     """What a calibration run stores for one dimension's item-level guarantees."""
 
@@ -120,6 +137,7 @@ class DimensionGuarantee(ReportPart):
     confidence: str  # how the per-item confidence is computed
     conformal: ConformalCalibration
     selective: SelectiveCalibration
+    cascade: CascadeCalibration | None = None  # cascade panels only
 
 
 class ScoreInterval(BaseModel):

@@ -129,6 +129,8 @@ class DimensionResult(BaseModel):
     interval: ScoreInterval | None = None
     prediction_set: PredictionSet | None = None
     guarantee: ItemGuarantee | None = None
+    #: cascade panels: the stage (0-based) whose judges gave this answer
+    stage: int | None = None
 
 
 class Usage(BaseModel):
@@ -137,6 +139,16 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     cost_usd: float = 0.0
     cache_hits: int = 0
+
+
+class StageUsage(Usage):
+    """One cascade stage on one item: its judges, the dimensions it was asked, the ones it
+    answered (kept, or escalated at the last stage) and what its new calls cost."""
+
+    stage: int
+    judges: list[str]
+    dimensions: list[str]
+    answered: list[str]
 
 
 class PanelMember(BaseModel):
@@ -163,3 +175,5 @@ class ScoreResult(BaseModel):
     #: ``human`` when a guarantee policy applies and some dimension is not guaranteed: a person
     #: must look at this item (GET /v1/batches/{id}/escalations lists them)
     escalate: Literal["human"] | None = None
+    #: cascade panels: calls, tokens and cost per stage (stages no dimension reached: absent)
+    stages: list[StageUsage] | None = None

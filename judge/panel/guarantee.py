@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from judge.domain.flags import Calibration
 from judge.domain.guarantees import (
     DimensionGuarantee,
     GuaranteePolicy,
+    GuaranteeStatus,
     ItemGuarantee,
     NotGuaranteedReason,
     PredictionSet,
@@ -141,6 +143,29 @@ def _prediction_set(
     )
 
 
+@dataclass(frozen=True)
+class Stage:
+    """A cascade stage's place: its index and every stage's judge models (in order)."""
+
+    index: int
+    stages: tuple[tuple[str, ...], ...]
+
+
+def _threshold(
+    stored: DimensionGuarantee, stage: Stage | None
+) -> tuple[float | None, GuaranteeStatus]:
+    """The confidence threshold that applies and the status it comes with: the selective one,
+    or the cascade stage's from a calibration of this very cascade (else not calibrated)."""
+    if stage is None:
+        return stored.selective.threshold, stored.selective.status
+    cascade = stored.cascade
+    if cascade is None or [list(s) for s in stage.stages] != cascade.stages:
+        return None, "not_calibrated"
+    if cascade.thresholds is None:
+        return None, cascade.status
+    return cascade.thresholds[stage.index], cascade.status
+
+
 def _decide(
     wanted: GuaranteePolicy,
     stored: DimensionGuarantee,
@@ -148,17 +173,20 @@ def _decide(
     policy: ReliabilityPolicy,
     confidence: float,
     scored: bool,
+    threshold: float | None,
+    status: GuaranteeStatus,
 ) -> tuple[bool, NotGuaranteedReason | None]:
-    selective = stored.selective
     if stored.policy != wanted:
         return False, "policy_changed"
     if not scored:
         return False, "no_score"
-    if selective.status != "guaranteed" or selective.threshold is None:
+    if status == "not_calibrated":
+        return False, "not_calibrated"
+    if status != "guaranteed" or threshold is None:
         return False, "no_guarantee_available"
     if not calibration.passes_evidence_gate(policy):
         return False, "evidence_gate"
-    if math.isnan(confidence) or confidence < selective.threshold - _EPS:
+    if math.isnan(confidence) or confidence < threshold - _EPS:
         return False, "below_confidence_threshold"
     return True, None
 
@@ -171,10 +199,12 @@ def item_guarantee(
     policy: ReliabilityPolicy,
     participants: tuple[str, ...] = (),
     samples: Sequence[Sequence[Any] | None] | None = None,
+    stage: Stage | None = None,
 ) -> tuple[ScoreInterval | None, PredictionSet | None, ItemGuarantee | None]:
     """The interval (ordinal) or prediction set (labels) and the guarantee of one scored
     dimension: ``votes`` are the ratings of every judge that rated (``samples``: each one's
     k samples, or None), ``equal_score`` the panel's equal aggregate (None below quorum).
+    ``stage``: the cascade stage answering, whose jointly calibrated threshold applies.
     Nothing without a guarantee policy."""
     wanted = policy.guarantee
     if wanted is None or dim.scale.type == "free_text":
@@ -206,16 +236,19 @@ def item_guarantee(
     )
     rows = None if samples is None else [list(samples)]
     confidence = float(panel_confidence(dim, [list(votes)], wanted.agree_within, rows)[0])
-    guaranteed, reason = _decide(wanted, stored, calibration, policy, confidence, scored)
+    threshold, status = _threshold(stored, stage)
+    guaranteed, reason = _decide(
+        wanted, stored, calibration, policy, confidence, scored, threshold, status
+    )
     return (
         interval,
         labels,
         ItemGuarantee(
             guaranteed=guaranteed,
             reason=reason,
-            status=stored.selective.status,
+            status=status,
             confidence=None if math.isnan(confidence) else round(confidence, 6),
-            threshold=stored.selective.threshold,
+            threshold=threshold,
             calibration_id=calibration.run_id,
             simulated=calibration.simulated,
             **restated,

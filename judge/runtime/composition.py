@@ -26,10 +26,10 @@ from judge.persistence.probes import SqlProbeFlags
 from judge.rubrics import RubricRegistry
 from judge.services.batches import BatchService
 from judge.services.calibration_insights import CalibrationInsights
-from judge.services.calibrations import CALIBRATION, CalibrationService
+from judge.services.calibrations import CalibrationService
 from judge.services.canaries import CanaryService
 from judge.services.canary_drift import CanaryDrift
-from judge.services.jobs import JobService
+from judge.services.jobs import CALIBRATION, JobService
 from judge.services.probes import PROBE, ProbeService
 from judge.services.runs import RunFollower
 from judge.services.scores import ScoreService

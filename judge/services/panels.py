@@ -85,6 +85,7 @@ def resolve_panel(
         aggregation=spec.aggregation,
         self_preference=spec.self_preference,
         guarantee=spec.guarantee,
+        cascade=spec.cascade_stages(),
         simulated=all(j.simulated for j in spec.judges),
         includes_simulator=any(j.simulated for j in spec.judges),
     )
