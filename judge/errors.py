@@ -78,8 +78,8 @@ class ResourceNotFound(NotFound):
 
     what: ClassVar[str] = "resource"
 
-    def __init__(self, resource_id: str) -> None:
-        super().__init__(f"no {self.what} with id {resource_id!r}")
+    def __init__(self, resource_id: str, *, field: str | None = None) -> None:
+        super().__init__(f"no {self.what} with id {resource_id!r}", field=field)
         self.resource_id = resource_id
 
 
@@ -111,11 +111,11 @@ class CalibrationNotReady(NotReady):
 
 
 class BaselineNotCompleted(Conflict):
-    """A canary's baseline must be a completed calibration run the caller may read (an
-    unknown run and another key's run get the same answer)."""
+    """A canary's baseline must be a completed calibration run (an unknown run and another
+    key's run are :class:`CalibrationNotFound`, alike)."""
 
     def __init__(self, run_id: str) -> None:
-        super().__init__(f"calibration run {run_id!r} does not exist or has not completed")
+        super().__init__(f"calibration run {run_id!r} has not completed")
         self.run_id = run_id
 
 

@@ -15,7 +15,6 @@ from typing import Any
 
 from litestar import Litestar
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.plugins import JsonRenderPlugin
 from litestar.router import Router
 from pydantic import BaseModel
 
@@ -23,11 +22,11 @@ from judge import __version__, metrics
 from judge.api import log_escape
 from judge.api.auth import require_key
 from judge.api.content import refuse_encoded_bodies
-from judge.api.docs import swagger_assets, swagger_plugin
+from judge.api.docs import render_plugins, swagger_assets
 from judge.api.observability import HttpMetricsMiddleware, metrics_endpoint
 from judge.api.problems import handle_exception
 from judge.api.quotas import Quotas
-from judge.api.routes import HANDLERS
+from judge.api.routes import HANDLERS, REQUEST_MODELS
 from judge.api.security_headers import SecurityHeadersMiddleware
 from judge.api.state import ApiState
 from judge.domain.wire import wire_json
@@ -164,8 +163,10 @@ def create_app(settings: Settings) -> Litestar:
             ),
             path="/schema",
             # the API docs are public, like /health: they describe, they serve no data
-            openapi_router=Router("/schema", route_handlers=[], opt={"public": True}),
-            render_plugins=[swagger_plugin(), JsonRenderPlugin()],
+            openapi_router=Router(
+                "/schema", route_handlers=[], opt={"public": True}, include_in_schema=False
+            ),
+            render_plugins=render_plugins(REQUEST_MODELS, settings),
         ),
         debug=False,
     )

@@ -1,21 +1,30 @@
 """API docs that work offline: Swagger UI served from the installed ``swagger-ui-bundle-v2``
-package instead of Litestar's default CDN links, which air-gapped deployments cannot reach."""
+package instead of Litestar's default CDN links, which air-gapped deployments cannot reach.
+Both renderings (Swagger UI and ``/schema/openapi.json``) serve the finished document
+(:mod:`judge.api.openapi_document`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.datastructures import CacheControlHeader
 from litestar.handlers.base import BaseRouteHandler
-from litestar.openapi.plugins import SwaggerRenderPlugin
+from litestar.openapi.plugins import JsonRenderPlugin, SwaggerRenderPlugin
 from litestar.router import Router
 from litestar.static_files import create_static_files_router
+from pydantic import BaseModel
 from swagger_ui_bundle import swagger_ui_path
 
+from judge.api.openapi_document import finish_document
 from judge.api.problems import ProblemError
+from judge.services.panels import panel_names
+from judge.settings import Settings
 
 #: where the Swagger UI assets are served (below the schema path, public like the docs page)
 ASSETS = "/schema/swagger-assets"
@@ -23,8 +32,42 @@ ASSETS = "/schema/swagger-assets"
 _ASSET_NAME = re.compile(r"^/?[A-Za-z0-9._-]{1,100}$")
 
 
-def swagger_plugin() -> SwaggerRenderPlugin:
-    return SwaggerRenderPlugin(
+Finish = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class _Swagger(SwaggerRenderPlugin):
+    def __init__(self, finish: Finish, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.finish = finish
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return super().render(request, self.finish(openapi_schema))
+
+
+class _Json(JsonRenderPlugin):
+    def __init__(self, finish: Finish) -> None:
+        super().__init__()
+        self.finish = finish
+
+    def render(self, request: Request[Any, Any, Any], openapi_schema: dict[str, Any]) -> bytes:
+        return super().render(request, self.finish(openapi_schema))
+
+
+def render_plugins(models: list[type[BaseModel]], settings: Settings) -> list[Any]:
+    """Swagger UI at ``/schema/swagger`` and the JSON document, finished with ``models``
+    (the request bodies) and the limits ``settings`` set."""
+    finish = partial(
+        finish_document,
+        models=models,
+        panels=panel_names(settings),
+        min_canary_interval_s=settings.api.min_canary_interval_s,
+    )
+    return [_swagger_plugin(finish), _Json(finish)]
+
+
+def _swagger_plugin(finish: Finish) -> SwaggerRenderPlugin:
+    return _Swagger(
+        finish,
         path="/swagger",
         js_url=f"{ASSETS}/swagger-ui-bundle.js",
         css_url=f"{ASSETS}/swagger-ui.css",

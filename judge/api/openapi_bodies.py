@@ -6,24 +6,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from litestar.openapi.spec import OpenAPIMediaType, OpenAPIType, Operation, RequestBody, Schema
-
-_BATCH_JSON = Schema(
-    type=OpenAPIType.OBJECT,
-    required=["rubric", "items"],
-    properties={
-        "rubric": Schema(type=OpenAPIType.STRING, min_length=1, max_length=100),
-        "panel": Schema(
-            one_of=[Schema(type=OpenAPIType.STRING, max_length=100), Schema(type=OpenAPIType.NULL)]
-        ),
-        "items": Schema(
-            type=OpenAPIType.ARRAY,
-            items=Schema(description="an item, as in POST /v1/scores"),
-            description="each item is validated on its own: a bad one is rejected, not the batch",
-        ),
-    },
-    additional_properties=False,
+from litestar.openapi.spec import (
+    OpenAPIMediaType,
+    OpenAPIType,
+    Operation,
+    Reference,
+    RequestBody,
+    Schema,
 )
+
+#: the JSON form: ``BatchRequest``, documented by :mod:`judge.api.openapi_document`
+_BATCH_JSON = Reference(ref="#/components/schemas/BatchRequest")
 _BATCH_JSONL = Schema(
     type=OpenAPIType.STRING,
     description="one item per line (UTF-8); needs ?rubric=ID; blank lines are skipped",

@@ -252,7 +252,8 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
         # Litestar could not decode the body as JSON: a 422 naming the body, not a bare 400
         return problem(request, 422, f"the body is not valid JSON: {exc.detail}", field="body")
     if isinstance(exc, HTTPException):
-        return problem(request, exc.status_code, str(exc.detail))
+        # e.g. the `Allow` header of a 405 (RFC 9110 section 15.5.6)
+        return problem(request, exc.status_code, str(exc.detail), headers=exc.headers)
     rid = request_id(request)
     log.exception("unhandled error on %s %s [request %s]", request.method, request.url.path, rid)
     return problem(

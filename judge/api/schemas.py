@@ -9,8 +9,11 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from judge.domain.wire import PROBLEM_JSON, Problem
 
-#: What any route can answer besides its own statuses.
-COMMON_ERRORS = (400, 401, 403, 422, 503)
+#: What any route can answer besides its own statuses (429: a key's request rate, counted
+#: when the key is checked).
+COMMON_ERRORS = (400, 401, 403, 422, 429, 503)
+#: the statuses only a caller with an API key can get
+_KEYED = (401, 403, 429)
 _DESCRIPTIONS = {
     400: "The request could not be read",
     401: "No valid API key",
@@ -19,6 +22,7 @@ _DESCRIPTIONS = {
     409: "The resource is not ready for this",
     413: "The body (or the batch) is too large",
     422: "Invalid input; `field` names it",
+    429: "Over a quota or rate limit; retry after `Retry-After` seconds",
     503: "A dependency (database, Redis) or the configuration is not usable",
 }
 
@@ -41,7 +45,7 @@ def responses(
         )
         for status, model in success.items()
     }
-    common = [s for s in COMMON_ERRORS if not (public and s in (401, 403))]
+    common = [s for s in COMMON_ERRORS if not (public and s in _KEYED)]
     for status in sorted({*errors, *common} - set(specs)):
         specs[status] = ResponseSpec(
             data_container=Problem,

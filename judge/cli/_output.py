@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.table import Table
 
 FORMAT_OPTION = click.option(
     "--format",
@@ -20,7 +21,17 @@ FORMAT_OPTION = click.option(
 
 
 def console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    # no emoji codes: ":id:" in a source like "calibration:ID:" is text, not 🆔
+    return Console(highlight=False, soft_wrap=False, emoji=False)
+
+
+def wrapping_table(*headers: str, **options: Any) -> Table:
+    """A table whose cells wrap a word wider than its column (an id, a reason code) across
+    lines instead of cutting it with an ellipsis, so that it reads whole at 80 columns."""
+    made = Table(*headers, **options)
+    for column in made.columns:
+        column.overflow = "fold"
+    return made
 
 
 def print_json(data: Any) -> None:

@@ -1,4 +1,6 @@
-"""Readable tables of score results.
+"""Readable tables of score results, at 80 columns as on a wide terminal: long names and
+reason codes wrap (folded where they have no space) and are never cut, and a legend explains
+the agreement notation.
 
 Everything that comes from an item or a judge (ids, ratings, free text, model names) is
 escaped: rich would otherwise read ``[...]`` in it as markup, hide it, or fail on a stray
@@ -34,6 +36,19 @@ def _value(value: Any) -> str:
     return escape(_plain(value))
 
 
+#: printed once after the tables: what the agreement and kappa notation means
+LEGEND = (
+    "agreement: 3/2q = 3 judges answered, the quorum is 2; spread = highest - lowest rating; "
+    "modal = share of the most given label; top1 = share naming the same first choice; "
+    "tie: an even panel split (an ordinal score between the two middle ratings is their "
+    "midpoint, which no judge gave). "
+    "κ: agreement with experts (quadratic-weighted kappa, or the dimension's metric): experts κ "
+    "between the experts, judges κ the judges' with them; ? = not measured or published. "
+    "The last line of a flag is where it comes from (rubric-prior: the rubric's published "
+    "figures; calibration:ID: a stored calibration run)."
+)
+
+
 def _judges(dim: DimensionResult) -> str:
     parts = []
     for j in dim.judges:
@@ -51,6 +66,8 @@ def _agreement(dim: DimensionResult) -> str:
     text = f"{a.valid}/{a.quorum}q"
     if a.spread is not None:
         text += f" spread {a.spread:g}"
+        if a.tie:  # an even panel split: the median is a midpoint no judge gave
+            text += f" tie {' | '.join(map(str, a.tied_labels or []))}"
     if a.modal_share is not None:
         text += f" modal {a.modal_share:.2f}" + (" tie" if a.tie else "")
     if a.top1_agreement is not None:
@@ -63,7 +80,9 @@ def _agreement(dim: DimensionResult) -> str:
 def result_table(result: ScoreResult, title: str | None = None) -> Table:
     table = Table(title=title, title_justify="left", show_lines=True)
     for column in ("dimension", "score", "judges", "agreement", "reliability"):
-        table.add_column(column)
+        # fold: a word wider than its column (a dimension id, a reason code) is broken across
+        # lines instead of cut with an ellipsis
+        table.add_column(column, overflow="fold")
     for dim_id, dim in result.dimensions.items():
         flag = dim.reliability
         style = _LEVEL_STYLE[flag.level]
@@ -97,13 +116,7 @@ def print_result(console: Console, result: ScoreResult, label: str) -> None:
     )
     console.print(result_table(result))
     print_guarantee_notes(console, result)
-    summary = result.summary
-    used = ", ".join(summary["dimensions"]) or "none"
-    score = "-" if summary["score"] is None else f"{summary['score']:.2f}"
-    console.print(
-        f"overall {score} on 0-1 (from {used}; untrusted excluded: "
-        f"{', '.join(summary['excluded_untrusted']) or 'none'})"
-    )
+    console.print(escape(summary_line(result.summary)))
     if result.input_flags:
         console.print(f"[yellow]input flags: {', '.join(result.input_flags)}[/yellow]")
     u = result.usage
@@ -111,3 +124,19 @@ def print_result(console: Console, result: ScoreResult, label: str) -> None:
         f"usage: {u.llm_calls} LLM calls, {u.prompt_tokens} prompt + {u.completion_tokens} "
         f"completion tokens, ${u.cost_usd:.6f}, {result.timings_ms['total']:.0f} ms\n"
     )
+
+
+def summary_line(summary: dict[str, Any]) -> str:
+    """``summary.score`` named for what it is: the mean of the ordinal dimensions rescaled to
+    0-1 (proscriptive ones reversed), which for a rubric such as RESCUE's is a description of
+    the conversation (the client's emotional intensity), not a quality score."""
+    used = summary["dimensions"]
+    excluded = ", ".join(summary["excluded_untrusted"]) or "none"
+    if summary["score"] is None:
+        return f"summary: no ordinal dimension to average (untrusted excluded: {excluded})"
+    what = f"{used[0]} rescaled" if len(used) == 1 else f"mean of {', '.join(used)} rescaled"
+    return f"summary {summary['score']:.2f} on 0-1 = {what} (untrusted excluded: {excluded})"
+
+
+def print_legend(console: Console) -> None:
+    console.print(f"[dim]{escape(LEGEND)}[/dim]")

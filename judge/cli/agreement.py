@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import click
-from rich.table import Table
 
 from judge.calibration import (
     CSV_FIELDS,
@@ -30,7 +29,7 @@ from judge.calibration import (
     Categories,
     compute_agreement,
 )
-from judge.cli._output import console, fail
+from judge.cli._output import console, fail, wrapping_table
 from judge.errors import AgreementInputError, AnnotatorFileError
 from judge.labels.annotator_files import read_annotator_file
 
@@ -110,7 +109,7 @@ def _print_table(result: AgreementResult, weights: str, categories: str) -> None
     title = f"{kind} Cohen's kappa over {where}"
     if result.alphas:
         title += "; text-label columns: unweighted Cohen's kappa"
-    table = Table("dimension", "rater a", "rater b", "kappa", "n", "p", title=title)
+    table = wrapping_table("dimension", "rater a", "rater b", "kappa", "n", "p", title=title)
     previous = None
     for r in result.rows:
         if previous is not None and r.dimension != previous:
@@ -126,7 +125,7 @@ def _print_table(result: AgreementResult, weights: str, categories: str) -> None
         previous = r.dimension
     console().print(table)
     if result.alphas:
-        alphas = Table(
+        alphas = wrapping_table(
             "dimension", "alpha", "annotators", "items", title="Krippendorff's alpha (nominal)"
         )
         for a in result.alphas:

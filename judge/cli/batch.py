@@ -29,15 +29,16 @@ def _download(handle: BatchHandle, out: Path | None) -> int:
 
 
 def _follow(handle: BatchHandle) -> BatchView:
+    # the full id (what `judge batch status` takes), and a bar short enough for 80 columns
     columns = (
-        TextColumn("batch {task.fields[id]}"),
-        BarColumn(),
+        TextColumn("{task.fields[id]}"),
+        BarColumn(bar_width=16),
         MofNCompleteColumn(),
         TextColumn("failed {task.fields[failed]}"),
         TimeElapsedColumn(),
     )
     with Progress(*columns, transient=False) as progress:
-        task = progress.add_task("", total=handle.view.total, id=handle.id[:8], failed=0)
+        task = progress.add_task("", total=handle.view.total, id=handle.id, failed=0)
 
         def show(view: BatchView) -> None:
             progress.update(task, completed=view.completed + view.failed, failed=view.failed)

@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
 from judge.calibration import render_report_html
 from judge.cli._guarantee_render import print_guarantees
-from judge.cli._output import console, fail, print_json
+from judge.cli._output import console, fail, print_json, wrapping_table
 from judge.cli._remote import remote
 from judge.domain.calibration_report import CalibrationReport, DimensionReport
 from judge.domain.principal import OPERATOR
@@ -128,7 +127,7 @@ def print_report(report: CalibrationReport) -> None:
         f"line κ={report.threshold}, floor κ={report.floor}, "
         f"min_items {report.min_items}, min_coverage {report.min_coverage}"
     )
-    table = Table(
+    table = wrapping_table(
         "dimension",
         "experts κ",
         *[j.split("/")[-1] for j in report.judges],

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
-from judge.cli._output import FORMAT_OPTION, console, fail, print_json
+from judge.cli._output import FORMAT_OPTION, console, fail, print_json, wrapping_table
 from judge.cli._run_reads import (
     KEY_OPTION,
     URL_OPTION,
@@ -42,7 +41,9 @@ def print_plan(data: dict[str, Any]) -> None:
         f"{data['target_ci_lower']} (evidence gate: floor {data['floor']}, "
         f"{data['min_items']} items)"
     )
-    table = Table("dimension", "n (units)", "agreement [95% CI]", "status", "items", "gate needs")
+    table = wrapping_table(
+        "dimension", "n (units)", "agreement [95% CI]", "status", "items", "gate needs"
+    )
     for dim_id, plan in data["dimensions"].items():
         gate = plan.get("evidence_gate")
         table.add_row(
@@ -62,7 +63,7 @@ def print_plan(data: dict[str, Any]) -> None:
         f"[bold]Proposal[/bold]: {len(proposal['items'])} of {proposal['pool_size']} pool items, "
         f"stratified on {', '.join(proposal['stratified_on'])} (seed {proposal['seed']})"
     )
-    mix = Table("dimension", "predicted level", "pool", "proposal")
+    mix = wrapping_table("dimension", "predicted level", "pool", "proposal")
     for dim_id, both in proposal["mix"].items():
         for level in sorted(set(both["pool"]) | set(both["proposal"])):
             pool = both["pool"].get(level, {"count": 0, "share": 0.0})

@@ -9,11 +9,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import click
-from rich.table import Table
+from rich.markup import escape
 
-from judge.cli._output import FORMAT_OPTION, console, fail, print_json
+from judge.cli._output import FORMAT_OPTION, console, fail, print_json, wrapping_table
 from judge.cli._runtime import service_runtime
 from judge.domain.principal import OPERATOR
+from judge.domain.wire import CalibrationView
 from judge.errors import JudgeError
 from judge.runtime.composition import ServiceRuntime
 from judge.settings import Settings, load_settings
@@ -88,7 +89,7 @@ def list_canaries(rubric: str | None, fmt: str) -> None:
     if fmt == "json":
         print_json(data)
         return
-    table = Table("id", "name", "rubric", "panel", "every (s)", "baseline", "last run")
+    table = wrapping_table("id", "name", "rubric", "panel", "every (s)", "baseline", "last run")
     for r in data:
         table.add_row(
             r["id"],
@@ -122,6 +123,8 @@ def beat(tick: float, once: bool) -> None:
         if once:
             started = await start_due_canaries(runtime.canaries, dispatch)
             click.echo(f"started {len(started)} canary run(s): {', '.join(started) or '-'}")
+            for run_id in started:
+                print_drift(await runtime.calibrations.view(OPERATOR, run_id))
             return
         _serve_metrics(settings)
         click.echo(f"judge beat: checking canaries every {tick:g}s")
@@ -129,6 +132,45 @@ def beat(tick: float, once: bool) -> None:
 
     with contextlib.suppress(KeyboardInterrupt):
         _with_runtime(run)
+
+
+def _drift_value(value: float | None) -> str:
+    return "?" if value is None else f"{value:+.2f}"
+
+
+def print_drift(view: CalibrationView) -> None:
+    """The drift a canary run measured against its baseline, per dimension and rater (or
+    where to read it once a worker has finished the run)."""
+    out = console()
+    report = view.report
+    canary = report.canary.name if report and report.canary else "?"
+    if report is None or report.drift is None:
+        out.print(
+            f"canary {escape(canary)} run {view.id}: {view.status}; its drift will be in "
+            f"GET /v1/calibrations/{view.id} once it completes"
+        )
+        return
+    sim = " [bold magenta]\\[SIMULATED JUDGES][/bold magenta]" if view.simulated else ""
+    out.print(f"canary {escape(canary)} run {view.id}: drift from its baseline{sim}")
+    # short headers (explained below the table): the dimension ids keep the room at 80 columns
+    table = wrapping_table("dimension", "rater", "κ", "base κ", "Δκ", "shift", "abst. Δ")
+    for dim_id, raters in report.drift.items():
+        for rater, drift in raters.items():
+            table.add_row(
+                escape(dim_id),
+                escape(rater.split("/")[-1]),
+                _drift_value(drift.kappa),
+                _drift_value(drift.baseline_kappa),
+                _drift_value(drift.kappa_delta),
+                _drift_value(drift.mean_shift),
+                _drift_value(drift.abstention_delta),
+            )
+    out.print(table)
+    out.print(
+        "[dim]κ, base κ: agreement with the experts' labels in this run and in the baseline "
+        "run; Δκ: their difference; shift: mean rating change on the 0..1 scale; abst. Δ: "
+        "change in the share of items the rater abstained on; ? = not measurable[/dim]"
+    )
 
 
 def _serve_metrics(settings: Settings) -> None:

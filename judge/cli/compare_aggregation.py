@@ -7,9 +7,8 @@ import asyncio
 from typing import Any
 
 import click
-from rich.table import Table
 
-from judge.cli._output import FORMAT_OPTION, console, fail, print_json
+from judge.cli._output import FORMAT_OPTION, console, fail, print_json, wrapping_table
 from judge.cli._run_reads import (
     KEY_OPTION,
     URL_OPTION,
@@ -31,7 +30,7 @@ def print_comparison(data: dict[str, Any]) -> None:
         f"panel {data['panel']['name']}; {first.get('folds')}-fold cross-validation x "
         f"{first.get('repeats')} repeats, weights {first.get('weight_method')}"
     )
-    table = Table(
+    table = wrapping_table(
         "dimension",
         "n (units)",
         "equal",

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from judge.cli._output import console, fail
-from judge.cli._render import print_result
+from judge.cli._render import print_legend, print_result
 from judge.cli._runtime import service_runtime
 from judge.domain.result import ScoreResult
 from judge.errors import JudgeError
@@ -113,6 +113,7 @@ def demo(panel_name: str | None, loop: bool, loop_dir: Path) -> None:
         )
     for label, result in results:
         print_result(out, result, label)
+    print_legend(out)
     out.print(
         "Flags: trusted = experts agree on the dimension and this panel was calibrated against "
         "them; caution = usable with care (reasons listed); untrusted = do not rely on it.\n"

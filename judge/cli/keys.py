@@ -7,9 +7,8 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import click
-from rich.table import Table
 
-from judge.cli._output import FORMAT_OPTION, console, fail, print_json
+from judge.cli._output import FORMAT_OPTION, console, fail, print_json, wrapping_table
 from judge.errors import JudgeError
 from judge.services.keys import SCOPES, KeyStore, keys_of
 from judge.settings import load_settings
@@ -31,7 +30,9 @@ def _with_store(action: Callable[[KeyStore], Awaitable[T]]) -> T:
 
 @click.group("keys")
 def keys() -> None:
-    """Manage API keys (once a key exists, every API request needs one)."""
+    """Manage API keys. A server requires one on every route but /health, /ready, /metrics and
+    /schema when api.require_keys is on (the default on a non-loopback address); on loopback
+    with it unset, keyless requests are served and a key that is sent is checked."""
 
 
 @keys.command("create")
@@ -60,7 +61,7 @@ def list_keys(fmt: str) -> None:
     if fmt == "json":
         print_json([vars(i) | {"scopes": list(i.scopes)} for i in infos])
         return
-    table = Table("id", "name", "prefix", "scopes", "created", "last used", "revoked")
+    table = wrapping_table("id", "name", "prefix", "scopes", "created", "last used", "revoked")
     for i in infos:
         table.add_row(
             i.id,

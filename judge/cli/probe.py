@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
-from judge.cli._output import console, fail, print_json
+from judge.cli._output import console, fail, print_json, wrapping_table
 from judge.cli._remote import remote
 from judge.cli.score import read_items
 from judge.domain.principal import OPERATOR
@@ -70,20 +69,30 @@ def print_probe(report: dict[str, Any]) -> None:
     judges = report["panel"]["judges"]
     if report["kind"] in ("verbosity", "order"):
         key = "shift" if report["kind"] == "verbosity" else "change_rate"
-        table = Table("dimension", "panel", "95% CI", "n", *[j.split("/")[-1] for j in judges])
+        verbosity = report["kind"] == "verbosity"
+        table = wrapping_table(
+            "dimension", "panel", "95% CI", "n", *[j.split("/")[-1] for j in judges]
+        )
+        if verbosity:
+            table.add_column("verdict", overflow="fold")
         for dim_id, dim in report["dimensions"].items():
             panel = dim[key]
-            mark = " length_sensitive" if dim.get("length_sensitive") else ""
+            verdict = ["length_sensitive" if dim.get("length_sensitive") else "not sensitive"]
             table.add_row(
-                dim_id + mark,
+                dim_id,
                 _fmt(panel["mean"]),
                 _ci(panel),
                 str(panel["n"]),
                 *[_fmt(dim["judges"][j]["mean"]) for j in judges],
+                *(verdict if verbosity else []),
             )
         out.print(table)
+        what = "shift = padded - original score" if verbosity else "change_rate = share changed"
+        out.print(f"[dim]panel and judge columns: mean {what}, per dimension[/dim]")
         return
-    table = Table("judge", "family", "dimension", "own family (n)", "others (n)", "difference")
+    table = wrapping_table(
+        "judge", "family", "dimension", "own family (n)", "others (n)", "difference"
+    )
     for judge, entry in report["self_preference"]["judges"].items():
         for dim_id, dim in entry["dimensions"].items():
             own, others = dim["own_family"], dim["others"]

@@ -6,20 +6,20 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
-from judge.cli._output import FORMAT_OPTION, console, fail, print_json
+from judge.cli._output import FORMAT_OPTION, console, fail, print_json, wrapping_table
 from judge.domain.rubric import Rubric
 from judge.errors import JudgeError, RubricInvalid
 from judge.rubrics import RubricRegistry, default_rubrics_dir, load_rubric_file
 from judge.rubrics.registry import rubric_files
+from judge.settings import load_settings
 
 DIR_OPTION = click.option(
     "--dir",
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="rubric directory (default: the bundled rubrics/)",
+    help="a directory of rubrics added to the bundled ones (default: JUDGE_RUBRICS_DIR)",
 )
 
 
@@ -44,7 +44,7 @@ def normalised(rubric: Rubric) -> dict[str, Any]:
 
 def _registry(directory: Path | None) -> RubricRegistry:
     try:
-        return RubricRegistry.from_directory(directory)
+        return RubricRegistry.from_directory(directory or load_settings().rubrics_dir)
     except JudgeError as exc:
         fail(f"{exc.message}\n(run `judge rubrics validate` for every problem)")
         raise AssertionError from exc  # unreachable: fail() exits
@@ -64,11 +64,14 @@ def list_rubrics(directory: Path | None, fmt: str) -> None:
     if fmt == "json":
         print_json([rubric_summary(r) for r in registry.all()])
         return
-    table = Table("id", "version", "name", "unit", "setting", "dimensions", "hash")
+    # the unit is in `rubrics show` and the JSON; the id, what every other command takes,
+    # keeps its width at 80 columns
+    table = wrapping_table("id", "version", "name", "setting", "dims", "sha256")
+    table.columns[0].min_width = max((len(r.id) for r in registry.all()), default=2)
+    table.columns[2].max_width, table.columns[3].max_width = 14, 8
     for r in registry.all():
-        table.add_row(
-            r.id, r.version, r.name, r.unit, r.setting, str(len(r.dimensions)), r.content_hash[:19]
-        )
+        digest = r.content_hash.removeprefix("sha256:")[:8]
+        table.add_row(r.id, r.version, r.name, r.setting, str(len(r.dimensions)), digest)
     console().print(table)
 
 
@@ -95,7 +98,7 @@ def show_rubric(rubric_id: str, directory: Path | None, fmt: str) -> None:
     out.print(f"reliability: floor {policy.floor}, line {policy.line}, quorum {policy.quorum}")
     if rubric.priors_note:
         out.print(f"priors: {rubric.priors_note}")
-    table = Table("dimension", "scale", "polarity", "expert κ", "LLM κ", "definition")
+    table = wrapping_table("dimension", "scale", "polarity", "expert κ", "LLM κ", "definition")
     for d in rubric.dimensions:
         table.add_row(
             f"{d.id}\n({d.name})",

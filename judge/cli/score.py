@@ -11,13 +11,14 @@ from typing import Any
 import click
 
 from judge.cli._output import console, fail, print_json
-from judge.cli._render import print_result
+from judge.cli._render import print_legend, print_result
 from judge.cli._runtime import adhoc_panel, service_runtime
 from judge.domain.item import Item
-from judge.domain.jsonl import read_jsonl_strict
+from judge.domain.jsonl import parse_jsonl
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import Rubric
-from judge.errors import JsonLinesInvalid, JudgeError
+from judge.domain.wire import Rejection
+from judge.errors import ItemInvalid, JudgeError
 from judge.rubrics import RubricRegistry
 from judge.services import schema
 from judge.services.panels import panel_spec, resolve_panel
@@ -27,20 +28,48 @@ from judge.settings import PanelSpec, Settings, load_settings
 
 def read_items(text: str, source: str) -> tuple[list[Any], str]:
     """Items from a JSON object, a JSON array, or JSON Lines. Returns (items, shape)."""
+    lines, shape = read_lines(text, source)
+    rejected = [value for _, value in lines if isinstance(value, Rejection)]
+    if rejected:
+        raise JudgeError(f"{source}: line {rejected[0].line}: {rejected[0].message}")
+    return [value for _, value in lines], shape
+
+
+def read_lines(text: str, source: str) -> tuple[list[tuple[int, Any]], str]:
+    """(line or position, item) pairs from a JSON object, a JSON array, or JSON Lines, and the
+    shape; a JSON Lines line that cannot be decoded is a :class:`Rejection` (that line only,
+    as in the API's batches)."""
     stripped = text.strip()
     if not stripped:
         raise JudgeError(f"{source}: no input")
     try:
         data = json.loads(stripped)
     except json.JSONDecodeError:
-        try:
-            lines = read_jsonl_strict(stripped)
-        except JsonLinesInvalid as exc:
-            raise JudgeError(f"{source}: {exc.message}") from None
-        return [value for _, value in lines], "jsonl"
+        return parse_jsonl(stripped), "jsonl"
     if isinstance(data, list):
-        return data, "array"
-    return [data], "object"
+        return list(enumerate(data)), "array"
+    return [(0, data)], "object"
+
+
+def _validated(
+    lines: list[tuple[int, Any]], shape: str, rubric: Rubric
+) -> tuple[list[Item], list[Rejection]]:
+    """The items that fit ``rubric``; in JSON Lines, the lines that do not are rejected one by
+    one (a JSON object or array is refused as a whole, naming the field)."""
+    items: list[Item] = []
+    rejected: list[Rejection] = []
+    for number, raw in lines:
+        if isinstance(raw, Rejection):
+            rejected.append(raw)
+            continue
+        prefix = {"object": "item", "array": f"items[{number}]"}.get(shape, "item")
+        try:
+            items.append(validate_for_rubric(raw, rubric, field_prefix=prefix))
+        except ItemInvalid as exc:
+            if shape != "jsonl":
+                raise
+            rejected.append(Rejection(line=number, field=exc.field or "item", message=exc.detail))
+    return items, rejected
 
 
 @click.command("score")
@@ -72,18 +101,21 @@ def score(
         fail("use either --panel or --model, not both")
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-        items, shape = read_items(text, "stdin" if source == "-" else source)
+        lines, shape = read_lines(text, "stdin" if source == "-" else source)
         settings = load_settings()
         # Validate the input before importing LiteLLM and starting the simulator: a bad item
         # is reported at once.
         registry = RubricRegistry.from_directory(settings.rubrics_dir)
         rubric = registry.get(rubric_id)
-        parsed = [
-            validate_for_rubric(
-                raw, rubric, field_prefix="item" if shape == "object" else f"items[{n}]"
+        parsed, rejected = _validated(lines, shape, rubric)
+        for rejection in rejected:
+            click.echo(
+                f"error: line {rejection.line}: {rejection.field}: {rejection.message} "
+                "(line skipped)",
+                err=True,
             )
-            for n, raw in enumerate(items)
-        ]
+        if not parsed:
+            fail("no line could be scored")
         if models:
             name, spec = "adhoc", adhoc_panel(models)
         else:
@@ -105,6 +137,7 @@ def score(
         out = console()
         for n, result in enumerate(results):
             print_result(out, result, result.id or f"item {n}")
+        print_legend(out)
     unscored = [
         (result.id or f"item {n}", reasons)
         for n, result in enumerate(results)
@@ -115,6 +148,8 @@ def score(
         click.echo(f"error: {name}: every judge abstained on every dimension ({listed})", err=True)
     if unscored:
         sys.exit(ALL_ABSTAINED_EXIT)
+    if rejected:
+        sys.exit(BAD_INPUT_EXIT)
 
 
 async def _score_all(
@@ -147,6 +182,8 @@ async def _score_all(
 
 #: Exit status when some item got no rating from any judge (2 is bad input or configuration).
 ALL_ABSTAINED_EXIT = 3
+#: some JSON Lines lines were rejected (the others were scored and printed)
+BAD_INPUT_EXIT = 2
 
 
 def all_abstained(result: ScoreResult) -> dict[str, list[str]] | None:

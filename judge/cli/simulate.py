@@ -145,7 +145,10 @@ def simulate_llm(
 
     Personas are chosen by the model name, `<persona>[@<tag>]` (the tag varies the seed):
     accurate, noisy, lenient, random, malformed, slow, flaky, refusing, blocked, wrong-tool,
-    fail<status>-N (status 400, 401, 429 or 500), overloaded-N, replay-NAME; real model names
+    verbose (ratings rise with reply length), order-biased (ranks the first-listed participant
+    first), unstable (samples vary), fail<status>-N (status 400, 401, 429 or 500),
+    overloaded-N, replay-NAME (judge.simulator.personas.DESCRIPTIONS says what each does); real
+    model names
     are aliased with --alias (e.g. --alias gpt-4o=accurate). With LiteLLM: model="openai/accurate",
     api_base="http://HOST:PORT/v1"; model="anthropic/accurate", api_base="http://HOST:PORT";
     model="gemini/accurate", api_base="http://HOST:PORT/v1beta".

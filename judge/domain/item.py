@@ -64,9 +64,19 @@ def _turn_text(value: str) -> str:
     return strip_nul(value)
 
 
-Name = Annotated[str, AfterValidator(_name)]
+#: what :func:`name_problem` accepts, as a JSON Schema pattern (a subset: `\w` is ASCII in
+#: ECMAScript, Unicode in Python; the server's rule is the one above)
+NAME_PATTERN = r"^[^\W_][\w.-]*$"
+#: what :func:`check_stored` accepts, as far as a pattern can say it (no control characters)
+STORED_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]*$"
+
+Name = Annotated[str, AfterValidator(_name), Field(json_schema_extra={"pattern": NAME_PATTERN})]
 #: an id or name stored as given, at most 200 characters (the id columns' length)
-StoredId = Annotated[str, Field(max_length=200), AfterValidator(check_stored)]
+StoredId = Annotated[
+    str,
+    Field(max_length=200, json_schema_extra={"pattern": STORED_PATTERN}),
+    AfterValidator(check_stored),
+]
 TurnText = Annotated[str, AfterValidator(_turn_text)]
 
 
@@ -153,7 +163,7 @@ def _from_shorthand(raw: dict[str, Any]) -> dict[str, Any]:
             {"speaker": "seeker", "text": raw["seeker_post"]},
             {"speaker": "supporter", "text": raw["response"]},
         ],
-        "metadata": raw.get("metadata") or {},
+        "metadata": {} if raw.get("metadata") is None else raw["metadata"],
         "group": raw.get("group"),
     }
 
@@ -205,3 +215,44 @@ def _check_references(item: Item, prefix: str) -> None:
         raise ItemInvalid(
             f"{prefix}.focus", f"must be a turn index between 0 and {len(item.turns) - 1}"
         )
+
+
+def item_schemas(ref_template: str) -> dict[str, Any]:
+    """JSON Schemas of the two item forms (``Item``: one of ``Conversation`` and
+    ``ShorthandItem``) and of the models they use, named as ``ref_template`` refers to them.
+    What a schema cannot state (speakers among the participants, the item fitting the rubric,
+    metadata depth and size) is checked by :func:`parse_item`, with a 422 naming the field."""
+    conversation = Item.model_json_schema(ref_template=ref_template)
+    used = conversation.pop("$defs", {})
+    conversation["title"] = "Conversation"
+    conversation["description"] = (
+        "A dyadic or multi-party conversation. Every turn's speaker is a participant id; "
+        "`focus` is the index of the judged turn (default: the last); roles supporter, "
+        "therapist, counselor, listener, helper and assistant are the supporter side."
+    )
+    text = {"type": "string", "maxLength": 100_000}
+    shorthand = {
+        "title": "ShorthandItem",
+        "description": "A post and its reply: a seeker and a supporter, the reply judged.",
+        "type": "object",
+        "properties": {
+            "id": conversation["properties"]["id"],
+            "seeker_post": text,
+            "response": text,
+            "metadata": {"anyOf": [conversation["properties"]["metadata"], {"type": "null"}]},
+            "group": conversation["properties"]["group"],
+        },
+        "required": ["seeker_post", "response"],
+        "additionalProperties": False,
+    }
+    refs = [ref_template.format(model=name) for name in ("Conversation", "ShorthandItem")]
+    return {
+        **used,
+        "Conversation": conversation,
+        "ShorthandItem": shorthand,
+        "Item": {
+            "title": "Item",
+            "description": "One item to judge (docs/DESIGN.md section 3), in either form.",
+            "oneOf": [{"$ref": ref} for ref in refs],
+        },
+    }

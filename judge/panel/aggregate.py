@@ -1,6 +1,9 @@
 """Aggregate valid ratings of one dimension, per scale type, and measure agreement.
 
-- ordinal: the median (a .5 value when an even number of judges split), spread = max - min;
+- ordinal: the median, spread = max - min. With an even number of judges whose two middle
+  ratings differ, the median is their midpoint (0.5 on a 0-2 scale from ratings 0 and 1), which
+  no judge gave: it is reported as a tie (``tie: true``, ``tied_labels`` the two middle
+  ratings), and the panel disagrees on it whenever the spread exceeds the tolerance;
 - binary and nominal: the majority label; a tie is reported, and resolved deterministically
   by the label order of the rubric (for binary: false before true, the conservative answer);
 - ranked: Borda count over the judges' top-k lists (k points for first place, 1 for k-th),
@@ -49,10 +52,7 @@ def aggregate(
         return Aggregate(score=None)
     kind = dim.scale.type
     if kind == "ordinal":
-        median = statistics.median(ratings)
-        score = int(median) if float(median).is_integer() else float(median)
-        spread = float(max(ratings) - min(ratings))
-        return Aggregate(score=score, spread=spread, disagreement=spread > tolerance.max_spread)
+        return _ordinal(statistics.median(ratings), ratings, tolerance)
     if kind in ("binary", "nominal"):
         order = label_order(dim, participants)
         counts = Counter(ratings)
@@ -83,6 +83,23 @@ def aggregate(
             disagreement=top1 < tolerance.min_top1_agreement,
         )
     return Aggregate(score=None)
+
+
+def _ordinal(median: float, ratings: list[Any], tolerance: Tolerance) -> Aggregate:
+    """An ordinal aggregate; a median no judge gave (the midpoint of an even split) is a tie
+    between the ratings either side of it."""
+    score = int(median) if float(median).is_integer() else float(median)
+    spread = float(max(ratings) - min(ratings))
+    split = score not in ratings
+    return Aggregate(
+        score=score,
+        spread=spread,
+        disagreement=spread > tolerance.max_spread,
+        tie=True if split else None,
+        tied_labels=[max(r for r in ratings if r < score), min(r for r in ratings if r > score)]
+        if split
+        else None,
+    )
 
 
 def weighted_median(ratings: list[float], weights: list[float]) -> float:
@@ -123,10 +140,7 @@ def weighted_aggregate(
     kind = dim.scale.type
     total = sum(w for w in weights if w > 0)
     if kind == "ordinal":
-        median = weighted_median(ratings, weights)
-        score = int(median) if float(median).is_integer() else float(median)
-        spread = float(max(ratings) - min(ratings))
-        return Aggregate(score=score, spread=spread, disagreement=spread > tolerance.max_spread)
+        return _ordinal(weighted_median(ratings, weights), ratings, tolerance)
     if kind in ("binary", "nominal"):
         order = label_order(dim, participants)
         mass: dict[Any, float] = {}

@@ -22,16 +22,27 @@ def rubric_files(directory: Path) -> list[Path]:
 
 
 class RubricRegistry:
-    """Every rubric in a directory, loaded once. Invalid files raise on load."""
+    """The bundled rubrics plus those of an extra directory (``JUDGE_RUBRICS_DIR``), loaded
+    once; a rubric there with a bundled id replaces the bundled one. Invalid files raise on
+    load, and so do two files of one directory with the same id."""
 
     def __init__(self, rubrics: list[Rubric]) -> None:
         self._by_id = {rubric.id: rubric for rubric in rubrics}
 
     @classmethod
     def from_directory(cls, directory: Path | None = None) -> RubricRegistry:
+        """The bundled rubrics, and ``directory``'s added to them (or replacing them by id)."""
+        by_id = {rubric.id: rubric for rubric in cls._load(default_rubrics_dir())}
+        if directory is not None and directory.resolve() != default_rubrics_dir().resolve():
+            by_id |= {rubric.id: rubric for rubric in cls._load(directory)}
+        return cls(list(by_id.values()))
+
+    @staticmethod
+    def _load(directory: Path) -> list[Rubric]:
+        """Every rubric file of ``directory``; two with one id are an error naming both."""
         loaded: dict[str, Path] = {}
         rubrics = []
-        for path in rubric_files(directory or default_rubrics_dir()):
+        for path in rubric_files(directory):
             rubric = load_rubric_file(path)
             if rubric.id in loaded:
                 problem = RubricProblem(
@@ -43,7 +54,7 @@ class RubricRegistry:
                 raise RubricInvalid(str(path), [problem])
             loaded[rubric.id] = path
             rubrics.append(rubric)
-        return cls(rubrics)
+        return rubrics
 
     def ids(self) -> list[str]:
         return sorted(self._by_id)

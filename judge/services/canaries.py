@@ -18,7 +18,7 @@ from typing import Any
 from judge.domain.calibration_report import CalibrationReport
 from judge.domain.principal import Principal
 from judge.domain.wire import CanaryView, ReliabilityHistory
-from judge.errors import BaselineNotCompleted, CanaryNotFound
+from judge.errors import BaselineNotCompleted, CalibrationNotFound, CanaryNotFound
 from judge.persistence import canaries as store
 from judge.persistence import runs
 from judge.persistence.canaries import ALL, Owners
@@ -42,11 +42,10 @@ class CanaryService:
     ) -> CanaryView:
         """A canary of ``who`` on a completed calibration run ``who`` may read."""
         baseline = await runs.get_run(self._db, CalibrationRun, baseline_run_id)
-        if (
-            baseline is None
-            or baseline.status != "completed"
-            or not can_read(who, baseline.owner_key_id)
-        ):
+        if baseline is None or not can_read(who, baseline.owner_key_id):
+            # an unknown run and another key's run get the same answer
+            raise CalibrationNotFound(baseline_run_id, field="calibration_id")
+        if baseline.status != "completed":
             raise BaselineNotCompleted(baseline_run_id)
         canary = Canary(
             id=uuid.uuid4().hex,

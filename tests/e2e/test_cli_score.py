@@ -148,3 +148,28 @@ def test_score_uses_the_service_composition_the_call_cache_included(tmp_path: Pa
         second = run_judge("score", "--rubric", "epitome", str(sample), cwd=tmp_path, extra=url)
         assert second.returncode == 0, second.stderr
         assert calls() == made  # every judgment came from the cache
+
+
+def test_score_rejects_a_bad_line_and_scores_the_others(tmp_path: Path) -> None:
+    """As the API does for a JSON Lines batch: the bad lines are named on stderr (and the exit
+    status is 2), the good ones are scored and printed."""
+    post = {"seeker_post": "I lost my job.", "response": "That is a shock. How are you?"}
+    source = tmp_path / "items.jsonl"
+    source.write_text(
+        "\n".join(
+            [
+                json.dumps(post | {"id": "good-1"}),
+                "{not json",
+                json.dumps({"id": "bad", "seeker_post": "Hi."}),
+                json.dumps(post | {"id": "good-2"}),
+            ]
+        ),
+        encoding="utf-8",
+    )
+    done = run_judge("score", "--rubric", "epitome", str(source), "--format", "json", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == ["good-1", "good-2"]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 2, done.stderr
+    assert errors[0].startswith("error: line 2: ")
+    assert errors[1].startswith("error: line 3: item.response: ")

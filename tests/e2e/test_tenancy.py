@@ -173,7 +173,7 @@ def test_data_belongs_to_its_key_and_admin_reads_all(keyed_stack: ServiceStack) 
 
     # a canary on someone else's run is refused as if the run did not exist
     canary = {"calibration_id": run_id, "interval_s": 3600}
-    problem(client.post("/v1/canaries", json=canary, headers=bob), 422, "calibration_id")
+    problem(client.post("/v1/canaries", json=canary, headers=bob), 404, "calibration_id")
     created = client.post("/v1/canaries", json=canary, headers=alice)
     assert created.status_code == 201, created.text
     assert [c["id"] for c in client.get("/v1/canaries", headers=bob).json()] == []

@@ -10,7 +10,7 @@ import anyio.to_thread
 from litestar import Request, Response, get, post
 from litestar.params import Parameter
 from litestar.response import Stream
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from judge.api.auth import principal
 from judge.api.idempotency import digest, idempotency_key
@@ -19,7 +19,9 @@ from judge.api.problems import ProblemError
 from judge.api.routes._params import (
     IDEMPOTENCY_DOC,
     PANEL_MAX,
+    REQUEST_CONFIG,
     RUBRIC_ID_MAX,
+    ItemList,
     JobId,
 )
 from judge.api.schemas import responses
@@ -37,11 +39,11 @@ from judge.domain.wire import (
 
 
 class BatchRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
     panel: str | None = Field(default=None, max_length=PANEL_MAX)
-    items: list[Any]
+    items: ItemList
 
 
 @post(
@@ -52,7 +54,9 @@ class BatchRequest(BaseModel):
     description=(
         'Body: `{"rubric", "panel"?, "items": [...]}` as JSON, or one item per line '
         "with `Content-Type: application/x-ndjson` and `?rubric=ID`. A line or item that "
-        "cannot be scored is rejected with its line number; the rest is scored. " + IDEMPOTENCY_DOC
+        "cannot be scored is rejected with its line number; the rest is scored. `?rubric` and "
+        "`?panel` belong to the JSON Lines form (with a JSON body they are a 422). "
+        + IDEMPOTENCY_DOC
     ),
     responses=responses({202: BatchView}, 404, 413, 429),
     operation_class=BatchOperation,
@@ -73,6 +77,10 @@ async def create_batch(
         lines = await anyio.to_thread.run_sync(parse_jsonl, body)
         rubric_id, panel_name = rubric, panel
     else:
+        if rubric or panel:
+            where = "query.rubric" if rubric else "query.panel"
+            detail = "?rubric= and ?panel= are for JSON Lines bodies: a JSON body names them"
+            raise ProblemError(422, detail, field=where)
         payload = await anyio.to_thread.run_sync(_batch_request, body)
         lines = list(enumerate(payload.items, start=1))
         rubric_id, panel_name = payload.rubric, payload.panel

@@ -9,16 +9,20 @@ from typing import Annotated, Any
 
 from litestar import Request, Response, delete, get, post, put
 from litestar.params import JSONBody, Parameter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from judge.api.auth import principal
 from judge.api.disconnect import unless_disconnected
 from judge.api.problems import ProblemError
 from judge.api.routes._params import (
     ID_PATTERN,
+    JSON_NUMBER,
     PANEL_MAX,
+    REQUEST_CONFIG,
     RUBRIC_ID_MAX,
     JobId,
+    LabelledItemList,
+    Wait,
 )
 from judge.api.schemas import responses
 from judge.api.state import api_state
@@ -37,12 +41,12 @@ from judge.errors import CalibrationNotReady
 class CalibrationRequest(BaseModel):
     """Expert-labelled items: ``{"id"?, "item": {...}, "labels": {expert: {dim: value}}}``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
     panel: str | None = Field(default=None, max_length=PANEL_MAX)
     label: StoredId | None = None
-    items: list[Any]
+    items: LabelledItemList
 
 
 @post(
@@ -55,7 +59,7 @@ class CalibrationRequest(BaseModel):
 async def create_calibration(
     request: Request[Any, Any, Any],
     data: JSONBody[CalibrationRequest],
-    wait: Annotated[float | None, Parameter(ge=0)] = None,
+    wait: Wait = None,
 ) -> Response[CalibrationView]:
     state = api_state(request)
     view = await state.runtime.calibrations.start(
@@ -125,14 +129,12 @@ MAX_AGGREGATION_WORK = 200_000
 class PlanRequest(BaseModel):
     """How many more expert labels each dimension needs, and (with a pool) which items."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     rubric: str = Field(min_length=1)
     panel: str | None = None
-    target_ci_lower: float | None = Field(
+    target_ci_lower: Annotated[float, Field(ge=-1, le=1), JSON_NUMBER] | None = Field(
         default=None,
-        ge=-1,
-        le=1,
         description="the line the CI's lower bound must reach (default: the rubric's line)",
     )
     dimensions: list[str] = Field(default_factory=list, max_length=200)
@@ -142,8 +144,8 @@ class PlanRequest(BaseModel):
     pool_batch: str | None = Field(
         default=None, pattern=ID_PATTERN, description="a batch scored by this panel: its results"
     )
-    budget: int | None = Field(default=None, ge=1, le=100_000)
-    seed: int = 0
+    budget: Annotated[int, Field(ge=1, le=100_000), JSON_NUMBER] | None = None
+    seed: Annotated[int, JSON_NUMBER] = 0
 
 
 @post(
@@ -151,6 +153,7 @@ class PlanRequest(BaseModel):
     opt={"scope": "calibrate"},
     status_code=200,
     summary="Plan expert labelling: items needed per dimension, and a stratified proposal",
+    responses=responses({200: dict[str, Any]}, 404, 413),
 )
 async def plan_calibration(
     request: Request[Any, Any, Any], data: JSONBody[PlanRequest]
@@ -172,6 +175,7 @@ async def plan_calibration(
     "/v1/calibrations/{run_id:str}/aggregation",
     opt={"scope": "calibrate"},
     summary="Equal vs reliability-weighted aggregation on a run's items, cross-validated",
+    responses=responses({200: dict[str, Any]}, 404, 409),
 )
 async def get_aggregation_comparison(
     request: Request[Any, Any, Any],

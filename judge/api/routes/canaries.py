@@ -6,11 +6,11 @@ from typing import Annotated, Any
 
 from litestar import Request, get, post
 from litestar.params import JSONBody
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, Field
 
 from judge.api.auth import principal
 from judge.api.problems import ProblemError
-from judge.api.routes._params import ID_PATTERN
+from judge.api.routes._params import ID_PATTERN, JSON_NUMBER, REQUEST_CONFIG
 from judge.api.schemas import responses
 from judge.api.state import api_state
 from judge.domain.item import check_stored
@@ -20,10 +20,12 @@ CanaryName = Annotated[str, Field(min_length=1, max_length=100), AfterValidator(
 
 
 class CanaryRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     calibration_id: str = Field(pattern=ID_PATTERN, description="a completed run: the baseline")
-    interval_s: float = Field(gt=0, le=366 * 86_400, description="seconds between canary runs")
+    interval_s: Annotated[float, Field(gt=0, le=366 * 86_400), JSON_NUMBER] = Field(
+        description="seconds between canary runs"
+    )
     name: CanaryName | None = None
 
 
@@ -32,7 +34,7 @@ class CanaryRequest(BaseModel):
     opt={"scope": "calibrate"},
     status_code=201,
     summary="Register a canary",
-    responses=responses({201: CanaryView}),
+    responses=responses({201: CanaryView}, 404, 413),
 )
 async def create_canary(
     request: Request[Any, Any, Any], data: JSONBody[CanaryRequest]

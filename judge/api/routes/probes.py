@@ -6,11 +6,19 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from litestar import Request, Response, get, post
-from litestar.params import JSONBody, Parameter
-from pydantic import BaseModel, ConfigDict, Field
+from litestar.params import JSONBody
+from pydantic import BaseModel, Field
 
 from judge.api.auth import principal
-from judge.api.routes._params import PANEL_MAX, RUBRIC_ID_MAX, JobId
+from judge.api.routes._params import (
+    JSON_NUMBER,
+    PANEL_MAX,
+    REQUEST_CONFIG,
+    RUBRIC_ID_MAX,
+    ItemList,
+    JobId,
+    Wait,
+)
 from judge.api.schemas import responses
 from judge.api.state import api_state
 from judge.domain.wire import RUN_STATUS_DESCRIPTION, ProbeView
@@ -26,15 +34,15 @@ class ProbeRequest(BaseModel):
     """Items to probe the panel with (as for ``POST /v1/scores``; self-preference items carry
     ``metadata.generator_model``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
     panel: str | None = Field(default=None, max_length=PANEL_MAX)
     kind: Literal["verbosity", "order", "self-preference"]
-    items: list[Any]
-    filler_words: int = Field(default=DEFAULT_FILLER_WORDS, ge=1, le=2000)
-    tolerance: float = Field(default=DEFAULT_TOLERANCE, ge=0, le=10)
-    permutations: int = Field(default=DEFAULT_PERMUTATIONS, ge=1, le=10)
+    items: ItemList
+    filler_words: Annotated[int, Field(ge=1, le=2000), JSON_NUMBER] = DEFAULT_FILLER_WORDS
+    tolerance: Annotated[float, Field(ge=0, le=10), JSON_NUMBER] = DEFAULT_TOLERANCE
+    permutations: Annotated[int, Field(ge=1, le=10), JSON_NUMBER] = DEFAULT_PERMUTATIONS
 
 
 @post(
@@ -42,12 +50,12 @@ class ProbeRequest(BaseModel):
     opt={"scope": "calibrate"},
     status_code=202,
     summary="Start a bias probe",
-    responses=responses({200: ProbeView, 202: ProbeView}, 404, 429),
+    responses=responses({200: ProbeView, 202: ProbeView}, 404, 413),
 )
 async def create_probe(
     request: Request[Any, Any, Any],
     data: JSONBody[ProbeRequest],
-    wait: Annotated[float | None, Parameter(ge=0)] = None,
+    wait: Wait = None,
 ) -> Response[ProbeView]:
     state = api_state(request)
     view = await state.runtime.probes.start(

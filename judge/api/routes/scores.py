@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
 from litestar import Request, Response, get, post
-from litestar.params import JSONBody, Parameter
-from pydantic import BaseModel, ConfigDict, Field
+from litestar.params import JSONBody
+from pydantic import BaseModel, Field
 
 from judge.api.auth import principal
 from judge.api.idempotency import digest, idempotency_key
 from judge.api.routes._params import (
     IDEMPOTENCY_DOC,
     PANEL_MAX,
+    REQUEST_CONFIG,
     RUBRIC_ID_MAX,
     RUBRIC_VERSION_MAX,
+    ItemField,
     JobId,
+    Wait,
 )
 from judge.api.schemas import responses
 from judge.api.state import api_state
@@ -29,7 +32,7 @@ from judge.services.scores import ScoreView, is_final
 class ScoreRequest(BaseModel):
     """Score one item (docs/DESIGN.md section 3 for the item shape)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = REQUEST_CONFIG
 
     rubric: str = Field(
         min_length=1, max_length=RUBRIC_ID_MAX, description="rubric id, e.g. epitome"
@@ -38,7 +41,7 @@ class ScoreRequest(BaseModel):
     panel: str | None = Field(
         default=None, max_length=PANEL_MAX, description="a configured panel name"
     )
-    item: dict[str, Any]
+    item: ItemField
 
 
 @post(
@@ -52,9 +55,7 @@ class ScoreRequest(BaseModel):
 async def create_score(
     request: Request[Any, Any, Any],
     data: JSONBody[ScoreRequest],
-    wait: Annotated[
-        float | None, Parameter(ge=0, description="seconds to wait for the result")
-    ] = None,
+    wait: Wait = None,
 ) -> Response[ScoreView]:
     state = api_state(request)
     view = await state.runtime.scores.submit(

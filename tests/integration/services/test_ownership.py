@@ -14,7 +14,6 @@ import pytest
 
 from judge.domain.principal import Principal
 from judge.errors import (
-    BaselineNotCompleted,
     BatchNotFound,
     CalibrationNotFound,
     CalibrationNotReady,
@@ -127,7 +126,7 @@ async def _scenario(runtime: ServiceRuntime) -> None:
     plan = runtime.insights.plan(BOB, rubric_id="epitome", panel_name=None, pool_batch=batch.id)
     assert "no batch" in await _refused(plan, ItemInvalid)
     register = runtime.canaries.register(BOB, baseline_run_id=run.id, interval_s=60, name=None)
-    await _refused(register, BaselineNotCompleted)
+    await _refused(register, CalibrationNotFound)
     assert await runtime.canaries.listed(BOB) == []
     history = await runtime.canaries.history(BOB, "epitome")
     assert (history.calibrations, history.canaries) == ([], [])

@@ -265,3 +265,13 @@ def test_too_few_units_or_one_judge_are_not_evaluated() -> None:
         ORDINAL, scored(gold, {"good": gold}, quorum=1), gold, ["good"], Tolerance()
     )
     assert (one.evaluated, one.why) == (False, "a single judge")
+
+
+def test_an_even_split_of_an_ordinal_panel_is_reported_as_a_tie() -> None:
+    split = aggregate(ORDINAL, [1, 2], Tolerance())
+    assert (split.score, split.tie, split.tied_labels) == (1.5, True, [1, 2])
+    # the same with equal weights, and no tie where the middle ratings agree
+    assert weighted_aggregate(ORDINAL, [1, 2], [0.5, 0.5], Tolerance()) == split
+    agreed = aggregate(ORDINAL, [1, 2, 2, 3], Tolerance())
+    assert (agreed.score, agreed.tie, agreed.tied_labels) == (2, None, None)
+    assert aggregate(ORDINAL, [1, 1, 3, 3], Tolerance()).tied_labels == [1, 3]
