@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
@@ -54,10 +54,12 @@ from judge.calibration._rater_stats import (
     participant_labels,
     prevalence,
     rater_stats,
+    resampling_units,
     top1,
 )
 from judge.calibration._rater_stats import ac1 as gwet
 from judge.calibration._scored import ScoredItem
+from judge.calibration._units import unit_ids
 from judge.domain.aggregation_choice import choose_aggregation
 from judge.domain.calibration_report import (
     AutoChoice,
@@ -151,6 +153,9 @@ def _expert_baseline(
             pair.ac1 = gwet(dim, columns[a], columns[b])
         pairs.append(pair)
     finite_pairs = [p.kappa for p in pairs if p.kappa is not None]
+    doubly = [
+        i for i in range(len(items)) if sum(columns[e][i] is not None for e in experts) >= 2
+    ]
     loo: list[ExpertVsOthers] = []
     for e in experts:
         others = [
@@ -167,12 +172,28 @@ def _expert_baseline(
         alpha=alpha(dim, [columns[e] for e in experts]),
         fleiss_kappa=fleiss(dim, [columns[e] for e in experts]),
         n_experts=len(experts),
-        n_items=sum(
-            1 for i in range(len(items)) if sum(columns[e][i] is not None for e in experts) >= 2
-        ),
+        n_items=len(doubly),
+        n_units=resampling_units([items[i].resampling_group for i in doubly]),
         leave_one_out=loo,
         leave_one_out_median=finite(statistics.median(loo_finite)) if loo_finite else None,
     )
+
+
+def with_units(items: Sequence[ScoredItem]) -> list[ScoredItem]:
+    """``items`` with their independent unit set (:mod:`judge.calibration._units`)."""
+    units = unit_ids([it.group for it in items], [it.content for it in items])
+    return [replace(it, unit=u) for it, u in zip(items, units, strict=True)]
+
+
+def repeated_items(items: Sequence[ScoredItem]) -> int:
+    """Items whose content repeats an earlier item's (collapsed into its unit)."""
+    seen: set[str] = set()
+    repeats = 0
+    for it in items:
+        if it.content is not None:
+            repeats += it.content in seen
+            seen.add(it.content)
+    return repeats
 
 
 def _candidates(dim: Dimension, item: ScoredItem) -> int:
@@ -213,7 +234,7 @@ def _evaluate(
         return Paired(
             pred=pred,
             gold=gold,
-            groups=[it.group for it in labelled],
+            groups=[it.resampling_group for it in labelled],
             candidates=[_candidates(dim, it) for it in labelled],
         )
 
@@ -250,6 +271,7 @@ def _measured(
         items_with_labels=len(gold),
         experts=found.experts,
         groups=len({it.group for it in labelled if it.group is not None}) or None,
+        units=resampling_units([it.resampling_group for it in labelled]),
         prevalence=prevalence(dim, gold),
         majority_baseline=majority_baseline(dim, gold),
         expert_expert=_expert_baseline(dim, found.experts, items),
@@ -285,7 +307,7 @@ def _balanced(
             for it in items
         ]
         idx = [i for i, p in enumerate(preds) if p is not None]
-        groups: list[Hashable | None] = [items[i].group for i in idx]
+        groups: list[Hashable | None] = [items[i].resampling_group for i in idx]
         per_rater[name] = balanced_binary(
             [bool(preds[i]) for i in idx], [bool(gold[i]) for i in idx], groups, resamples
         )
@@ -310,6 +332,7 @@ def dimension_report(
 ) -> DimensionReport:
     policy = policy or rubric.reliability
     metric = metric_name(dim)
+    items = with_units(items)
     end_to_end = [it for it in items if not it.given]
     has_labels = any(dim.id in labels for it in end_to_end for labels in it.labels.values())
     if metric is None or not has_labels:
@@ -336,6 +359,7 @@ def dimension_report(
     assert panel is not None
     baseline = report.expert_expert
     _, labelled, gold = labelled_with_consensus(dim, end_to_end)
+    panel_pred = [it.aggregate.get(dim.id) for it in labelled]
     comparison = compare_aggregation(dim, labelled, gold, judges, policy.tolerance)
     calibration = Calibration(
         run_id=run_id,
@@ -345,12 +369,15 @@ def dimension_report(
         ci95=panel.ci95,
         coverage=panel.coverage,
         expert_n=baseline.n_items or 0 if baseline else 0,
+        expert_units=baseline.n_units if baseline else None,
         n_experts=baseline.n_experts or 0 if baseline else len(report.experts),
         simulated=simulated,
         metric=metric,
         judge_agreement={r.rater: r.agreement for r in report.raters if r.rater != PANEL},
         weighting_helps=comparison.weighting_helps,
-        units=panel.resampling_units,
+        units=resampling_units(
+            [it.resampling_group for it, p in zip(labelled, panel_pred, strict=True) if p is not None]
+        ),
     )
     auto = choose_aggregation("auto", calibration, judges, policy)
     comparison.auto = AutoChoice(method=auto.method, reason=auto.reason)
@@ -392,6 +419,7 @@ def calibration_report(
     simulated: bool = False,
 ) -> CalibrationReport:
     policy = policy or rubric.reliability
+    items = with_units(items)
     dims = {
         d.id: dimension_report(
             rubric,
@@ -418,6 +446,8 @@ def calibration_report(
         min_coverage=policy.min_coverage,
         resamples=resamples,
         groups=len({it.group for it in items if it.group is not None}) or None,
+        units=resampling_units([it.resampling_group for it in items]),
+        repeated_items=repeated_items(items),
         legend=LEGEND,
         dimensions=dims,
     )

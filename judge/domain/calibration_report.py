@@ -56,6 +56,7 @@ class ExpertBaseline(ReportPart):
     fleiss_kappa: float | None = None
     n_experts: int | None = None
     n_items: int | None = None
+    n_units: int | None = None
     leave_one_out: list[ExpertVsOthers] | None = None
     leave_one_out_median: float | None = None
 
@@ -179,6 +180,8 @@ class DimensionReport(ReportPart):
     items_with_labels: int
     experts: list[str]
     groups: int | None = None
+    #: independent units behind ``items_with_labels`` (groups and repeated content collapsed)
+    units: int | None = None
     prevalence: Prevalence | None = None
     majority_baseline: MajorityBaseline | None = None
     expert_expert: ExpertBaseline | None
@@ -252,6 +255,10 @@ class CalibrationReport(ReportPart):
     min_coverage: float | None = None
     resamples: int | None = None
     groups: int | None = None
+    #: independent units among ``n_items``: a group, or a conversation however often submitted
+    units: int | None = None
+    #: items whose conversation repeats an earlier item's (counted once, in its unit)
+    repeated_items: int | None = None
     legend: dict[str, str] | None = None
     dimensions: dict[str, DimensionReport]
     panel: PanelRef | None = None

@@ -5,10 +5,10 @@ panel's agreement with the experts. They come from a calibration run of this pan
 exists, else from the rubric's published priors. Priors describe other judges, so they can
 warn but never vouch: without calibration the best level is ``caution``.
 
-A calibration vouches (allows ``trusted``) only with enough evidence: an effective n of at
-least ``min_items``, the lower bound of the 95% bootstrap CI of the panel's agreement at or
+A calibration vouches (allows ``trusted``) only with enough evidence: at least ``min_items``
+independent units (a group, or a conversation however often submitted), the lower bound of the 95% bootstrap CI of the panel's agreement at or
 above the floor, and a coverage of at least ``min_coverage``. Its expert-expert agreement
-replaces the published prior only when two or more experts labelled ``min_items`` items.
+replaces the published prior only when two or more experts labelled ``min_items`` units.
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ class FlagEvidence(ReportPart):
     ``judge_agreement`` is each judge's own agreement with the experts (the same metric, model
     -> value) and ``weighting_helps`` whether the run's cross-validated comparison showed the
     weighted aggregate beating the equal one (None: not evaluated). ``units`` counts the
-    independent resampling units (groups, or items) behind ``ci95`` (planning uses it).
+    independent units (a group, or a conversation however often it was submitted:
+    :mod:`judge.calibration._units`) behind ``n`` and ``ci95``, ``expert_units`` those behind
+    ``expert_n``; the gate compares them, not the item counts, with ``min_items``.
 
     Runs stored before a field existed lack it (the first ones stored only the two kappas):
     it takes its default, and is not written back (see :mod:`judge.domain.report_model`). A
@@ -62,6 +64,18 @@ class FlagEvidence(ReportPart):
     judge_agreement: dict[str, float | None] = Field(default_factory=dict)
     weighting_helps: bool | None = None
     units: int | None = None
+    expert_units: int | None = None
+
+    @property
+    def independent_units(self) -> int:
+        """The independent units behind the panel's agreement (``n`` for runs stored before
+        units were counted): what ``min_items`` is compared with."""
+        return self.units if self.units is not None else self.n
+
+    @property
+    def expert_independent_units(self) -> int:
+        """The independent units two or more experts labelled (``expert_n`` for older runs)."""
+        return self.expert_units if self.expert_units is not None else self.expert_n
 
 
 class Calibration(FlagEvidence):
@@ -80,12 +94,13 @@ class Calibration(FlagEvidence):
         return FlagEvidence(**{name: getattr(self, name) for name in FlagEvidence.model_fields})
 
     def passes_evidence_gate(self, policy: ReliabilityPolicy) -> bool:
-        """Enough evidence to vouch (docs/DESIGN.md section 2): n >= ``min_items``, the CI's lower
-        bound at or above the floor, coverage >= ``min_coverage``."""
+        """Enough evidence to vouch (docs/DESIGN.md section 2): independent units >=
+        ``min_items``, the CI's lower bound at or above the floor, coverage >=
+        ``min_coverage``."""
         low = self.ci95[0] if self.ci95 else None
         return (
             self.judge_kappa is not None
-            and self.n >= policy.min_items
+            and self.independent_units >= policy.min_items
             and low is not None
             and low >= policy.floor
             and self.coverage is not None
@@ -97,19 +112,20 @@ class Calibration(FlagEvidence):
         return (
             self.expert_kappa is not None
             and self.n_experts >= 2
-            and self.expert_n >= policy.min_items
+            and self.expert_independent_units >= policy.min_items
         )
 
     def expert_baseline_note(self, policy: ReliabilityPolicy) -> str:
         """Why the run's expert-expert agreement was used or not, in one sentence."""
         if self.expert_kappa is None or self.n_experts < 2:
             return "fewer than two experts labelled this dimension in the run"
-        if self.expert_n < policy.min_items:
+        units = self.expert_independent_units
+        if units < policy.min_items:
             return (
-                f"two or more experts labelled only {self.expert_n} items "
-                f"(at least {policy.min_items} needed)"
+                f"two or more experts labelled only {units} independent units "
+                f"({self.expert_n} items; at least {policy.min_items} units needed)"
             )
-        return f"{self.n_experts} experts on {self.expert_n} items"
+        return f"{self.n_experts} experts on {self.expert_n} items ({units} independent units)"
 
 
 def _expert_agreement(
@@ -132,7 +148,7 @@ def _calibration_reasons(
         untrusted.append("judges_below_floor")
     elif kappa < policy.line:
         caution.append("judges_below_line")
-    if calibration.n < policy.min_items:
+    if calibration.independent_units < policy.min_items:
         caution.append("insufficient_calibration")
     low = calibration.ci95[0] if calibration.ci95 else None
     if kappa is not None and kappa >= policy.floor and (low is None or low < policy.floor):
@@ -189,6 +205,7 @@ def reliability_flag(
         source=f"calibration:{calibration.run_id}" if calibration else PRIOR_SOURCE,
         metric=calibration.metric if calibration else (prior.metric if prior else None),
         n=calibration.n if calibration else None,
+        units=calibration.independent_units if calibration else None,
         ci95=list(calibration.ci95) if calibration and calibration.ci95 else None,
         coverage=calibration.coverage if calibration else None,
         min_items=policy.min_items,

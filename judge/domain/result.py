@@ -95,6 +95,9 @@ class ReliabilityFlag(BaseModel):
     source: str
     metric: str | None = None
     n: int | None = None
+    #: independent units behind ``n`` (what ``min_items`` is compared with); absent from
+    #: flags stored before units were counted
+    units: int | None = Field(default=None, exclude_if=lambda v: v is None)
     ci95: list[float | None] | None = None
     coverage: float | None = None
     min_items: int | None = None

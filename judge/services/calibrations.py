@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from judge import metrics
 from judge.calibration import ScoredItem, calibration_report, call_cost, intra_judge_stability
 from judge.domain.calibration_report import PanelRef
-from judge.domain.item import SUPPORTER_ROLES, StoredId
+from judge.domain.content import content_key
+from judge.domain.item import SUPPORTER_ROLES, StoredId, parse_item
 from judge.domain.principal import Principal
 from judge.domain.rubric import RankedScale, Rubric
 from judge.domain.text_safety import json_problem, text_problem
@@ -328,6 +329,7 @@ def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
                         values = judge["samples"]["values"]
                         samples.setdefault(judge["model"], {})[dim_id] = values
     return ScoredItem(
+        content=_content(item),
         labels=labels,
         judges=judges,
         aggregate=aggregate,
@@ -337,6 +339,14 @@ def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
         judge_samples=samples,
         llm_calls=llm_calls,
     )
+
+
+def _content(raw: Any) -> str | None:
+    """The stored item's content key (None for an item that no longer parses)."""
+    try:
+        return content_key(parse_item(raw))
+    except ItemInvalid:
+        return None
 
 
 def _supporter(role: object) -> bool:
