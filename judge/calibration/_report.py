@@ -153,9 +153,7 @@ def _expert_baseline(
             pair.ac1 = gwet(dim, columns[a], columns[b])
         pairs.append(pair)
     finite_pairs = [p.kappa for p in pairs if p.kappa is not None]
-    doubly = [
-        i for i in range(len(items)) if sum(columns[e][i] is not None for e in experts) >= 2
-    ]
+    doubly = [i for i in range(len(items)) if sum(columns[e][i] is not None for e in experts) >= 2]
     loo: list[ExpertVsOthers] = []
     for e in experts:
         others = [
@@ -376,7 +374,11 @@ def dimension_report(
         judge_agreement={r.rater: r.agreement for r in report.raters if r.rater != PANEL},
         weighting_helps=comparison.weighting_helps,
         units=resampling_units(
-            [it.resampling_group for it, p in zip(labelled, panel_pred, strict=True) if p is not None]
+            [
+                it.resampling_group
+                for it, p in zip(labelled, panel_pred, strict=True)
+                if p is not None
+            ]
         ),
     )
     auto = choose_aggregation("auto", calibration, judges, policy)
@@ -389,6 +391,7 @@ def dimension_report(
         valid_judges=len(judges),
         quorum=1,
         disagreement=False,
+        scores_simulated=simulated,
     )
     report.expert_baseline_used = ExpertBaselineUsed(
         source=flag.expert_source,

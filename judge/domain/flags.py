@@ -6,9 +6,11 @@ exists, else from the rubric's published priors. Priors describe other judges, s
 warn but never vouch: without calibration the best level is ``caution``.
 
 A calibration vouches (allows ``trusted``) only with enough evidence: at least ``min_items``
-independent units (a group, or a conversation however often submitted), the lower bound of the 95% bootstrap CI of the panel's agreement at or
-above the floor, and a coverage of at least ``min_coverage``. Its expert-expert agreement
-replaces the published prior only when two or more experts labelled ``min_items`` units.
+independent units (a group, or a conversation however often submitted), the lower bound of
+the 95% interval of the panel's agreement at or above the floor, and a coverage of at least
+``min_coverage``. Its expert-expert agreement replaces the published prior only when two or
+more experts labelled ``min_items`` units. A run whose replies came from the LLM simulator
+vouches only for simulated scores (``simulated_calibration``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ JUDGE_UNSTABLE = "judge_unstable"
 LENGTH_SENSITIVE = "length_sensitive"
 SELF_PREFERENCE_EXCLUDED = "self_preference_excluded"
 SELF_PREFERENCE_KEPT = "self_preference_kept"
+#: a run whose replies came from the LLM simulator, applied to scores that did not
+SIMULATED_CALIBRATION = "simulated_calibration"
 
 
 class FlagEvidence(ReportPart):
@@ -166,7 +170,11 @@ def reliability_flag(
     quorum: int,
     disagreement: bool,
     extra_caution: tuple[str, ...] = (),
+    scores_simulated: bool = False,
 ) -> ReliabilityFlag:
+    """The flag of one dimension (module docstring). ``scores_simulated``: the scores being
+    flagged came (in part) from the LLM simulator; a simulated calibration vouches only for
+    such scores, never for real ones (``simulated_calibration``)."""
     floor, line = policy.floor, policy.line
     expert_kappa, expert_source = _expert_agreement(policy, prior, calibration)
 
@@ -188,6 +196,8 @@ def reliability_flag(
         judge_kappa = calibration.judge_kappa
         _calibration_reasons(policy, calibration, untrusted, caution)
 
+    if calibration is not None and calibration.simulated and not scores_simulated:
+        caution.append(SIMULATED_CALIBRATION)
     if valid_judges < quorum:
         untrusted.append("insufficient_judges")
     if disagreement:

@@ -43,6 +43,8 @@ class CallRecord(BaseModel):
     cached: bool = False
     outcome: str
     raw_reply: str | None = None
+    #: the LLM simulator sent the reply (judge.domain.provenance); absent when false
+    simulated: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
 class SampleInfo(BaseModel):

@@ -54,6 +54,12 @@ class JudgeTarget:
     sample_seeds: bool = True  # each sample its own seed (not for providers without one)
     family: str | None = None  # model family (self-preference)
     client: ClientChoice = "auto"  # the client path (judge.llm.routing)
+    simulated: bool = False  # a simulator persona (the panel configured it so)
+
+    def endpoint(self) -> str | None:
+        """Where the judge answers, as the panel signature names it: ``simulator`` for a
+        persona, else the configured ``api_base`` (None: the provider's own endpoint)."""
+        return "simulator" if self.simulated else self.api_base
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_key", as_secret(self.api_key))
@@ -98,6 +104,7 @@ def _record(
         latency_ms=round(result.latency_ms, 2),
         attempts=result.attempts,
         cached=result.cached,
+        simulated=result.simulated,
         outcome=outcome,
         raw_reply=(
             storable_text(result.content, _RAW_REPLY_LIMIT) if result.content is not None else None

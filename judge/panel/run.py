@@ -56,10 +56,13 @@ class Panel:
     self_preference: str = "exclude"  # exclude | keep (a judge of the judged model's family)
 
     def signature(self) -> str:
-        """Identifies the panel's composition (models, parameters and samples per judge) for
-        calibration and probe lookups; a single-sample judge keeps its pre-samples form."""
+        """Identifies the panel's composition (models, parameters, samples and endpoint per
+        judge) for calibration and probe lookups, so that a run applies only to a panel
+        answering where it answered; a single-sample judge on the provider's own endpoint
+        keeps its earlier form."""
         parts = sorted(
             f"{j.model}|{sorted(j.params.items())}"
+            + (f"|@{j.endpoint()}" if j.endpoint() else "")
             + (
                 f"|k={j.samples}|{sorted(j.sample_params.items())}|seeds={j.sample_seeds}"
                 if j.samples > 1
@@ -242,6 +245,8 @@ async def score_item(
         )
     )
     outcomes = [s.outcome for s in sampled]
+    # where each judge's replies came from, whatever its name (judge.domain.provenance)
+    member_simulated = [panel.simulated or any(c.simulated for c in o.calls) for o in outcomes]
     _stop_if_misconfigured(outcomes)
     own_family = _own_family_judges(panel, item)
     quorum = panel.quorum or policy.quorum
@@ -316,6 +321,7 @@ async def score_item(
             quorum=quorum,
             disagreement=agg.disagreement,
             extra_caution=extra,
+            scores_simulated=panel.includes_simulator or any(member_simulated),
         )
         dims[dim.id] = DimensionResult(
             score=agg.score if enough else None,
@@ -354,9 +360,9 @@ async def score_item(
                 model=t.model,
                 resolved_model=o.resolved_model,
                 params=t.params,
-                simulated=panel.simulated,
+                simulated=simulated,
             )
-            for t, o in zip(panel.judges, outcomes, strict=True)
+            for t, o, simulated in zip(panel.judges, outcomes, member_simulated, strict=True)
         ],
         dimensions=dims,
         summary=_summary(rubric, dims),
@@ -364,6 +370,6 @@ async def score_item(
         usage=usage,
         timings_ms={"total": round(elapsed, 2), **{f"judge:{k}": v for k, v in judge_ms.items()}},
         metadata=dict(item.metadata),
-        simulated=panel.simulated,
+        simulated=panel.simulated or all(member_simulated),
         calls=calls,
     )

@@ -225,6 +225,9 @@ class CalibrationService(BatchRuns[CalibrationView]):
         panel = self.jobs.panel(run.panel_name)
         judges = [t.model for t in panel.judges]
         items = scored_items(run, finished.jobs)
+        # the replies decide, not the panel's names: a judge reaching the simulator through
+        # its api_base is simulated too (judge.domain.provenance)
+        simulated = run.simulated or replies_simulated(finished.jobs)
         # bootstrap CIs take seconds on large runs: off the event loop (an API serves on it)
         report = await anyio.to_thread.run_sync(
             functools.partial(
@@ -234,7 +237,7 @@ class CalibrationService(BatchRuns[CalibrationView]):
                 judges,
                 run.id,
                 policy=self.jobs.scorer.policy(rubric),
-                simulated=run.simulated,
+                simulated=simulated,
             )
         )
         report.panel = PanelRef(name=run.panel_name, judges=judges)
@@ -249,6 +252,7 @@ class CalibrationService(BatchRuns[CalibrationView]):
             run.id,
             report.model_dump(mode="json"),
             dimensions_json=evidence_json(report.flag_inputs()),
+            simulated=simulated,
         )
         # stored here or by another process: either way stop serving flags from before it
         self.jobs.scorer.calibrations.forget()
@@ -296,6 +300,18 @@ async def _with_jobs(database: Database, run_id: str) -> tuple[CalibrationRun, l
         return await runs.with_jobs(database, CalibrationRun, run_id)
     except LookupError:
         raise CalibrationNotFound(run_id) from None
+
+
+def replies_simulated(jobs: Sequence[ScoreJob]) -> bool:
+    """Whether any judge's reply in these jobs came from the LLM simulator."""
+    for job in jobs:
+        if job.status == repo.COMPLETED and job.result_json:
+            result = json.loads(job.result_json)
+            if result.get("simulated") or any(
+                member.get("simulated") for member in result.get("panel") or []
+            ):
+                return True
+    return False
 
 
 def scored_items(run: CalibrationRun, jobs: Sequence[ScoreJob]) -> list[ScoredItem]:
