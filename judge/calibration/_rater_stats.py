@@ -3,8 +3,9 @@
 Used by :mod:`judge.calibration._report`. Every figure comes with the number of items
 behind it; rates come twice, over the items the rater answered and with an abstention
 counted as a miss (``*_abstain_as_miss``); kappa has the evidence gate's cluster-robust
-interval (evidence/TRUST.md, section 1), rates a percentile bootstrap CI; both resample independent units (a session's checkpoints, a
-post's replies, a conversation submitted more than once: :mod:`judge.calibration._units`).
+interval (evidence/TRUST.md, section 1), rates a percentile bootstrap CI; both resample
+independent units (a session's checkpoints, a post's replies, a conversation submitted more
+than once: :mod:`judge.calibration._units`).
 """
 
 from __future__ import annotations
