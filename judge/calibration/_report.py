@@ -59,6 +59,7 @@ from judge.calibration._rater_stats import (
 )
 from judge.calibration._rater_stats import ac1 as gwet
 from judge.calibration._scored import ScoredItem
+from judge.calibration._trust_gate import TrustGate, trust_gate
 from judge.calibration._units import unit_ids
 from judge.domain.aggregation_choice import choose_aggregation
 from judge.domain.calibration_report import (
@@ -79,6 +80,7 @@ from judge.domain.calibration_report import (
 from judge.domain.flags import Calibration, reliability_flag
 from judge.domain.rater_report import RaterStats
 from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric
+from judge.reliability import KappaInterval
 
 PANEL = "panel"
 CONSENSUS = "consensus"
@@ -359,16 +361,37 @@ def dimension_report(
     _, labelled, gold = labelled_with_consensus(dim, end_to_end)
     panel_pred = [it.aggregate.get(dim.id) for it in labelled]
     comparison = compare_aggregation(dim, labelled, gold, judges, policy.tolerance)
+    gate = trust_gate(
+        dim,
+        panel_pred,
+        gold,
+        {e: _column(labelled, e, dim.id) for e in report.experts},
+        [it.resampling_group for it in labelled],
+        policy,
+        resamples,
+    )
+    report.like_for_like = gate.like_for_like
+    expert_iv = gate.expert_interval()
+    if baseline is not None:
+        _distinct_baseline(baseline, gate, expert_iv)
     calibration = Calibration(
         run_id=run_id,
         judge_kappa=panel.agreement,
-        expert_kappa=baseline.median if baseline else None,
+        expert_kappa=finite(expert_iv.estimate) if expert_iv else None,
         n=panel.n,
         ci95=panel.ci95,
         coverage=panel.coverage,
         expert_n=baseline.n_items or 0 if baseline else 0,
         expert_units=baseline.n_units if baseline else None,
-        n_experts=baseline.n_experts or 0 if baseline else len(report.experts),
+        n_experts=len(gate.distinct),
+        distinct_experts=len(gate.distinct),
+        expert_ci95=(finite(expert_iv.low), finite(expert_iv.high)) if expert_iv else None,
+        expert_reasons=(
+            tuple(gate.baseline.reasons(policy.floor, policy.line)) if gate.baseline else None
+        ),
+        like_for_like=gate.like_for_like.estimate if gate.like_for_like else None,
+        trust_lower=gate.like_for_like.lower if gate.like_for_like else None,
+        trust_reasons=tuple(gate.like_for_like.reasons) if gate.like_for_like else None,
         simulated=simulated,
         metric=metric,
         judge_agreement={r.rater: r.agreement for r in report.raters if r.rater != PANEL},
@@ -405,6 +428,19 @@ def dimension_report(
     report.flag = flag
     report.flag_inputs = calibration.evidence()
     return report
+
+
+def _distinct_baseline(
+    baseline: ExpertBaseline, gate: TrustGate, interval: KappaInterval | None
+) -> None:
+    """The report's expert baseline gains what the gate reads: the distinct experts, why a
+    column did not count, and the mean over distinct pairs with its interval."""
+    baseline.distinct_experts = gate.distinct
+    baseline.not_distinct = gate.not_distinct
+    if interval is not None:
+        baseline.mean = finite(interval.estimate)
+        baseline.ci95 = (finite(interval.low), finite(interval.high))
+        baseline.lower = finite(interval.lower)
 
 
 def _labelled(dim: Dimension, items: Sequence[ScoredItem]) -> int:

@@ -29,6 +29,10 @@ SELF_PREFERENCE_EXCLUDED = "self_preference_excluded"
 SELF_PREFERENCE_KEPT = "self_preference_kept"
 #: a run whose replies came from the LLM simulator, applied to scores that did not
 SIMULATED_CALIBRATION = "simulated_calibration"
+#: a run stored before the like-for-like trust test (it cannot vouch)
+TRUST_TEST_MISSING = "like_for_like_not_evaluated"
+#: the metric of a ranked scale of the session's participants (no pooled kappa, no trust test)
+CHANCE_RECALL_AT_1 = "chance_corrected_recall_at_1"
 
 
 class FlagEvidence(ReportPart):
@@ -69,6 +73,12 @@ class FlagEvidence(ReportPart):
     weighting_helps: bool | None = None
     units: int | None = None
     expert_units: int | None = None
+    distinct_experts: int | None = None
+    expert_ci95: Interval | None = None
+    expert_reasons: tuple[str, ...] | None = None
+    like_for_like: float | None = None
+    trust_lower: float | None = None
+    trust_reasons: tuple[str, ...] | None = None
 
     @property
     def independent_units(self) -> int:
@@ -112,17 +122,26 @@ class Calibration(FlagEvidence):
         )
 
     def expert_baseline_counts(self, policy: ReliabilityPolicy) -> bool:
-        """Whether the run's expert-expert agreement may replace the published prior."""
+        """Whether the run's expert-expert agreement may replace the published prior: two or
+        more *distinct* annotators (a copied column counts once) on ``min_items`` independent
+        units, with an interval (runs stored before distinct experts were counted: never)."""
         return (
             self.expert_kappa is not None
-            and self.n_experts >= 2
+            and self.distinct_experts is not None
+            and self.distinct_experts >= 2
             and self.expert_independent_units >= policy.min_items
+            and self.expert_reasons is not None
+            and "expert_agreement_unknown" not in self.expert_reasons
         )
 
     def expert_baseline_note(self, policy: ReliabilityPolicy) -> str:
         """Why the run's expert-expert agreement was used or not, in one sentence."""
-        if self.expert_kappa is None or self.n_experts < 2:
-            return "fewer than two experts labelled this dimension in the run"
+        if self.distinct_experts is None:
+            return "the run predates the distinct-expert check"
+        if self.distinct_experts < 2:
+            return "fewer than two distinct experts labelled this dimension in the run"
+        if self.expert_kappa is None:
+            return "the experts' agreement has no interval (fewer than 5 units)"
         units = self.expert_independent_units
         if units < policy.min_items:
             return (
@@ -159,6 +178,10 @@ def _calibration_reasons(
         caution.append("judge_kappa_uncertain")
     if calibration.coverage is None or calibration.coverage < policy.min_coverage:
         caution.append("low_coverage")
+    if calibration.trust_reasons is not None:
+        caution.extend(calibration.trust_reasons)
+    elif calibration.metric != CHANCE_RECALL_AT_1:
+        caution.append(TRUST_TEST_MISSING)
 
 
 def reliability_flag(
@@ -180,7 +203,11 @@ def reliability_flag(
 
     untrusted: list[str] = []
     caution: list[str] = []
-    if expert_kappa is None:
+    if calibration is not None and calibration.expert_baseline_counts(policy):
+        # the run's own baseline: its interval, not its point, against the floor
+        for reason in calibration.expert_reasons or ():
+            (untrusted if reason == "low_expert_agreement" else caution).append(reason)
+    elif expert_kappa is None:
         caution.append("expert_agreement_unknown")
     elif expert_kappa < floor:
         untrusted.append("low_expert_agreement")
