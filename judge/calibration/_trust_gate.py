@@ -100,6 +100,12 @@ def _whole_levels(gold: Sequence[Any], scale: _Scale) -> list[Hashable | None]:
     return [g if g is not None and float(g).is_integer() else None for g in gold]
 
 
+def _level_name(level: Hashable) -> str:
+    if isinstance(level, float) and level.is_integer():
+        return str(int(level))
+    return str(level)
+
+
 def trust_gate(
     dim: Dimension,
     panel: Sequence[Any],
@@ -164,7 +170,7 @@ def trust_gate(
         line=policy.line,
         per_expert={e: finite(k) for e, k in decision.per_expert.items()},
         consensus_kappa=finite(decision.consensus_kappa),
-        levels={str(k): v for k, v in level_check.counts.items()},
+        levels={_level_name(k): v for k, v in level_check.counts.items()},
         min_units_per_level=MIN_UNITS_PER_LEVEL,
         reasons=list(dict.fromkeys(reasons)),
         trusted=not reasons,
