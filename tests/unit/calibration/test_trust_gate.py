@@ -35,12 +35,14 @@ def test_abstaining_where_it_would_disagree_does_not_earn_trusted() -> None:
     wrong): over its answers kappa is 1; with the abstentions as misses it is not trusted."""
     experts = {"e1": GOLD}
     honest = gate(list(GOLD), experts)
-    assert honest.like_for_like is not None and honest.like_for_like.trusted
+    assert honest.like_for_like is not None
+    assert honest.like_for_like.trusted
     selective: list[object] = [None if i % 10 == 0 else g for i, g in enumerate(GOLD)]
     found = gate(selective, experts).like_for_like
     assert found is not None
     assert found.abstentions_as_misses == 6
-    assert found.estimate is not None and found.estimate < 0.75  # 1.0 over its answers
+    assert found.estimate is not None
+    assert found.estimate < 0.75
     assert "lower_bound_below_line" in found.reasons
 
 
@@ -56,6 +58,7 @@ def test_a_rare_level_holds_the_flag_back() -> None:
 def test_the_baseline_of_distinct_experts_has_an_interval() -> None:
     found = gate(list(GOLD), {"e1": GOLD, "e3": OTHER})
     iv = found.expert_interval()
-    assert iv is not None and iv.low <= iv.estimate <= iv.high
+    assert iv is not None
+    assert iv.low <= iv.estimate <= iv.high
     assert found.baseline is not None
     assert found.baseline.reasons(0.4, 0.58) == []
