@@ -86,7 +86,7 @@ def simulator(workdir: Path) -> Iterator[SimulatorProcess]:
         latency_ms=1,
         jitter_ms=0,
         labels=(workdir / "labels.csv",),
-        aliases={alias: "accurate" for alias in MODELS.values()},
+        aliases=dict.fromkeys(MODELS.values(), "accurate"),
     )
     with SimulatorProcess(options) as process:
         yield process
