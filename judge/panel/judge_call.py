@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from opentelemetry import trace
 from pydantic import SecretStr
@@ -58,8 +59,16 @@ class JudgeTarget:
 
     def endpoint(self) -> str | None:
         """Where the judge answers, as the panel signature names it: ``simulator`` for a
-        persona, else the configured ``api_base`` (None: the provider's own endpoint)."""
-        return "simulator" if self.simulated else self.api_base
+        persona, else the configured ``api_base`` without credentials or query (None: the
+        provider's own endpoint)."""
+        if self.simulated:
+            return "simulator"
+        if not self.api_base:
+            return None
+        url = urlsplit(self.api_base)
+        host = url.hostname or ""
+        netloc = f"{host}:{url.port}" if url.port else host
+        return urlunsplit((url.scheme, netloc, url.path, "", ""))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_key", as_secret(self.api_key))

@@ -37,6 +37,9 @@ def test_the_signature_names_each_judges_endpoint() -> None:
     persona = signature(target("http://127.0.0.1:8100/v1", simulated=True))
     assert persona == signature(target("http://127.0.0.1:9999/v1", simulated=True))
     assert persona.endswith("|@simulator")
+    # no credentials or query of an api_base reach the stored signature
+    secret = signature(target("https://user:pw@proxy.example:8443/v1?key=abc"))
+    assert secret.endswith("|@https://proxy.example:8443/v1")
 
 
 def test_the_cache_keeps_endpoints_apart() -> None:
