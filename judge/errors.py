@@ -251,6 +251,10 @@ class JudgeMisconfigured(ConfigError):
         self.reason = reason
 
 
+class LabelStudioUnavailable(Unavailable):
+    """A Label Studio server did not answer, or refused a request (the message says which)."""
+
+
 class DatabaseUnavailable(Unavailable):
     """The database does not answer (or answered that it is going away): retry later."""
 

@@ -34,6 +34,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from judge.domain.guarantees import GuaranteePolicy
 from judge.domain.providers import OPENAI_COMPATIBLE, ClientChoice, provider_of
 from judge.errors import ConfigError
 
@@ -231,6 +232,10 @@ class PanelSpec(BaseModel):
         description="a judge rating a reply of its own model family (item metadata."
         "generator_model): exclude it from the aggregate, or keep it and flag the dimension",
     )
+    guarantee: GuaranteePolicy | None = Field(
+        default=None,
+        description="item-level guarantee policy for this panel; wins over the rubric's",
+    )
 
     @model_validator(mode="after")
     def _quorum_possible(self) -> PanelSpec:
@@ -329,6 +334,35 @@ class ApiSettings(BaseModel):
         default=0, ge=0, le=65535, description="serve /metrics on this port only; 0 = on the API"
     )
     max_body_bytes: int = Field(default=20_000_000, ge=1_000)
+    max_header_bytes: int = Field(
+        default=32_768, ge=1_024, description="request line and headers (431 beyond)"
+    )
+    max_headers: int = Field(default=100, ge=8, description="request headers (431 beyond)")
+    header_timeout_s: float = Field(
+        default=10.0, gt=0, description="a request's headers must arrive within this (408)"
+    )
+    body_timeout_s: float = Field(
+        default=30.0, gt=0, description="longest pause between two reads of a body (408)"
+    )
+    max_connections: int = Field(
+        default=1_000, ge=1, description="open connections of one process (503 beyond)"
+    )
+    max_connections_per_client: int = Field(
+        default=100,
+        ge=1,
+        description="open connections from one client address (503 beyond; trusted proxies exempt)",
+    )
+    keepalive_timeout_s: int = Field(
+        default=5, ge=1, description="an idle keep-alive connection is closed after this"
+    )
+    keepalive_max_requests: int = Field(
+        default=1_000, ge=1, description="requests on one connection, then it is closed"
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="addresses (or networks) of reverse proxies whose X-Forwarded-For and "
+        "X-Forwarded-Proto are believed; empty: none",
+    )
     max_wait_s: float = Field(default=120.0, ge=0)
     max_batch_items: int = Field(default=100_000, ge=1)
     key_cache_s: float = Field(
@@ -340,12 +374,19 @@ class ApiSettings(BaseModel):
     rate_limit: str = Field(
         default="20/second;600/minute", description="requests per API key (limits' notation)"
     )
+    auth_failure_limit: str = Field(
+        default="10/second;120/minute",
+        description="requests with a missing or unknown key, per client address; beyond: 429",
+    )
     max_queued_per_key: int = Field(default=20_000, ge=1, description="unfinished items per key")
     max_queue_depth: int = Field(default=200_000, ge=1, description="queued items in total")
     max_item_chars: int = Field(default=100_000, ge=1, description="text of one item, all turns")
     max_calibration_items: int = Field(default=5_000, ge=1)
     max_experts: int = Field(default=20, ge=1, description="distinct experts in one calibration")
     min_canary_interval_s: float = Field(default=300.0, ge=0)
+    max_aggregations: int = Field(
+        default=2, ge=1, description="aggregation comparisons computed at once (429 beyond)"
+    )
     max_waiters: int = Field(default=256, ge=0, description="concurrent ?wait= requests")
     max_waiters_per_key: int = Field(default=32, ge=0)
     reliability_page: int = Field(default=50, ge=1, le=1_000, description="runs per page")
@@ -365,7 +406,7 @@ class ApiSettings(BaseModel):
         """Fail closed: keys are required unless explicitly not, or the bind is loopback."""
         return self.require_keys if self.require_keys is not None else not is_loopback(self.host)
 
-    @field_validator("rate_limit")
+    @field_validator("rate_limit", "auth_failure_limit")
     @classmethod
     def _parses(cls, value: str) -> str:
         from limits import parse_many
@@ -390,6 +431,8 @@ class ReliabilityDefaults(BaseModel):
     line: float | None = Field(default=None, ge=-1, le=1)
     min_items: int | None = Field(default=None, ge=1)
     min_coverage: float | None = Field(default=None, ge=0, le=1)
+    #: item-level guarantees for rubrics that set none (``JUDGE_RELIABILITY__GUARANTEE__AGREEMENT``)
+    guarantee: GuaranteePolicy | None = None
 
     def as_defaults(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}

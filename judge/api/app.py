@@ -6,6 +6,8 @@ Celery workers through Redis and this process only waits for their completion no
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,12 +20,15 @@ from litestar.router import Router
 from pydantic import BaseModel
 
 from judge import __version__, metrics
+from judge.api import log_escape
 from judge.api.auth import require_key
+from judge.api.content import refuse_encoded_bodies
 from judge.api.docs import swagger_assets, swagger_plugin
 from judge.api.observability import HttpMetricsMiddleware, metrics_endpoint
 from judge.api.problems import handle_exception
 from judge.api.quotas import Quotas
 from judge.api.routes import HANDLERS
+from judge.api.security_headers import SecurityHeadersMiddleware
 from judge.api.state import ApiState
 from judge.domain.wire import wire_json
 from judge.errors import ConfigError
@@ -59,12 +64,19 @@ def bind_refusal(settings: Settings, active_keys: int | None = None) -> str | No
     return None
 
 
+async def _cancelled(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
 def create_app(settings: Settings) -> Litestar:
     """The app for ``settings`` (``settings.api.host`` is the address it will be bound to);
     raises :class:`ConfigError` when :func:`bind_refusal` forbids serving there."""
     refusal = bind_refusal(settings)
     if refusal:
         raise ConfigError(refusal)
+    log_escape.install()  # a caller's path or header never forges a log line
     plugins: list[Any] = []
     if configure_tracing("empathy-judge-api", celery=bool(settings.redis_url)):
         from litestar.plugins.opentelemetry import OpenTelemetryConfig, OpenTelemetryPlugin
@@ -105,12 +117,15 @@ def create_app(settings: Settings) -> Litestar:
             await drainer.start()
             closers.append(drainer.stop)
             api = settings.api
+            keys = KeyCache(runtime.keys, fresh_s=api.key_cache_s, stale_s=api.key_stale_s)
+            key_sync = asyncio.create_task(keys.keep_synced())
+            closers.append(lambda: _cancelled(key_sync))
             app.state.api = ApiState(
                 runtime=runtime,
                 dispatcher=dispatcher,
                 waiter=waiter,
                 mode=mode,
-                keys=KeyCache(runtime.keys, fresh_s=api.key_cache_s, stale_s=api.key_stale_s),
+                keys=keys,
                 quotas=Quotas(api, runtime),
                 extras=extras,
             )
@@ -127,9 +142,9 @@ def create_app(settings: Settings) -> Litestar:
             *([] if settings.api.metrics_port else [metrics_endpoint]),
             swagger_assets(),
         ],
-        middleware=[HttpMetricsMiddleware()],
+        middleware=[HttpMetricsMiddleware(), SecurityHeadersMiddleware()],
         # deny by default: a route without opt={"public": True} needs a key (see auth.py)
-        guards=[require_key],
+        guards=[require_key, refuse_encoded_bodies],
         exception_handlers={Exception: handle_exception},
         # the services' response models, as their builders set them (judge.domain.wire)
         type_encoders={BaseModel: wire_json},

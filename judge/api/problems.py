@@ -109,9 +109,10 @@ def problem(
     if field is not None:
         body["field"] = field
     retry_after = extra.pop("retry_after", None)
+    more_headers: dict[str, str] = extra.pop("headers", None) or {}
     body.update(extra)
     body["request_id"] = rid
-    headers = {REQUEST_ID_HEADER: rid}
+    headers = {REQUEST_ID_HEADER: rid, **more_headers}
     if retry_after is not None:
         headers["Retry-After"] = str(retry_after)
     if status == 401:

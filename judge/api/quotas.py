@@ -37,20 +37,37 @@ class Quotas:
     settings: ApiSettings
     runtime: ServiceRuntime
     _rates: list[RateLimitItem] = field(init=False)
+    _failure_rates: list[RateLimitItem] = field(init=False)
     _limiter: MovingWindowRateLimiter = field(init=False)
     _waiting: Counter[str | None] = field(default_factory=Counter)
+    _aggregations: int = 0
 
     def __post_init__(self) -> None:
         self._rates = parse_many(self.settings.rate_limit)
+        self._failure_rates = parse_many(self.settings.auth_failure_limit)
         self._limiter = MovingWindowRateLimiter(MemoryStorage())
 
     async def check_rate(self, key_id: str) -> None:
         """One request of ``key_id``; 429 when one of the configured rates is exceeded."""
         for rate in self._rates:
             if not await self._limiter.hit(rate, "key", key_id):
-                stats = await self._limiter.get_window_stats(rate, "key", key_id)
-                wait = stats.reset_time - time.time()
-                raise too_many(f"rate limit {rate} of this API key exceeded", wait, limit=str(rate))
+                raise await self._over(rate, "key", key_id, "of this API key")
+
+    async def check_auth_failures(self, client: str) -> None:
+        """Before a key is looked up: 429 when ``client`` (an address) failed authentication
+        more often than ``api.auth_failure_limit`` allows (no lookup, no cache entry)."""
+        for rate in self._failure_rates:
+            if not await self._limiter.test(rate, "auth-failure", client):
+                raise await self._over(rate, "auth-failure", client, "of failed authentications")
+
+    async def auth_failed(self, client: str) -> None:
+        for rate in self._failure_rates:
+            await self._limiter.hit(rate, "auth-failure", client)
+
+    async def _over(self, rate: RateLimitItem, kind: str, who: str, what: str) -> ProblemError:
+        stats = await self._limiter.get_window_stats(rate, kind, who)
+        wait = stats.reset_time - time.time()
+        return too_many(f"rate limit {rate} {what} exceeded", wait, limit=str(rate))
 
     async def check_queue(self, owner: str | None, items: int) -> None:
         """Room for ``items`` more: in the owner's quota of unfinished items, and in the
@@ -70,6 +87,22 @@ class Quotas:
                 QUEUE_RETRY_AFTER_S,
                 field="items",
             )
+
+    @contextlib.asynccontextmanager
+    async def aggregation_slot(self) -> AsyncIterator[None]:
+        """One of ``api.max_aggregations`` concurrent aggregation comparisons (429 beyond)."""
+        cap = self.settings.max_aggregations
+        if self._aggregations >= cap:
+            raise too_many(
+                f"{cap} aggregation comparisons are already running; retry later",
+                5,
+                field="query",
+            )
+        self._aggregations += 1
+        try:
+            yield
+        finally:
+            self._aggregations -= 1
 
     @contextlib.asynccontextmanager
     async def waiter(self, owner: str | None) -> AsyncIterator[None]:

@@ -14,6 +14,7 @@ from judge.calibration._aggregation_comparison import (
     DEFAULT_FOLDS,
     DEFAULT_REPEATS,
     DEFAULT_RESAMPLES,
+    ComparisonStopped,
     compare_aggregation,
 )
 from judge.calibration._agreement import (
@@ -24,7 +25,9 @@ from judge.calibration._agreement import (
     Categories,
     compute_agreement,
 )
+from judge.calibration._annotators import AnnotatorPair, annotator_agreement
 from judge.calibration._drift import compare_reports
+from judge.calibration._guarantees import add_guarantees, dimension_guarantee
 from judge.calibration._html import heatmap_svg, render_report_html
 from judge.calibration._plan import calibration_plan, plan_dimension, predicted_level
 from judge.calibration._probe_report import (
@@ -53,10 +56,14 @@ __all__ = [
     "AgreementResult",
     "AgreementRow",
     "AlphaRow",
+    "AnnotatorPair",
     "Categories",
+    "ComparisonStopped",
     "ScoredItem",
     "Variant",
+    "add_guarantees",
     "agreement",
+    "annotator_agreement",
     "calibration_plan",
     "calibration_report",
     "call_cost",
@@ -64,6 +71,7 @@ __all__ = [
     "compare_reports",
     "compute_agreement",
     "consensus",
+    "dimension_guarantee",
     "heatmap_svg",
     "intra_judge_stability",
     "labelled_with_consensus",

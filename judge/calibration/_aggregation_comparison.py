@@ -18,7 +18,7 @@ counts as helping on a dimension only when the CI's lower bound is above zero.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from judge.calibration._rater_stats import (
@@ -132,6 +132,10 @@ def _weighted_column(
         out[i] = agg.score
 
 
+class ComparisonStopped(Exception):
+    """The caller of :func:`compare_aggregation` asked it to stop."""
+
+
 def compare_aggregation(
     dim: Dimension,
     items: Sequence[ScoredItem],
@@ -143,10 +147,12 @@ def compare_aggregation(
     repeats: int = DEFAULT_REPEATS,
     seed: int = RESAMPLE_SEED,
     resamples: int = DEFAULT_RESAMPLES,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> AggregationComparison:
     """The cross-validated comparison on ``items`` (with consensus ``gold``) of one dimension.
     The equal aggregate is each item's panel score; items without one (quorum not met) are
-    left out of both."""
+    left out of both. ``should_stop`` is asked between repeats: when it answers True, the
+    work ends with :class:`ComparisonStopped` (its caller no longer wants the result)."""
     keep = [i for i, it in enumerate(items) if it.aggregate.get(dim.id) is not None]
     kept = [items[i] for i in keep]
     gold_kept = [gold[i] for i in keep]
@@ -180,6 +186,8 @@ def compare_aggregation(
         return comparison(evaluated=False, weighting_helps=None, why=why)
     weighted_columns: list[list[Any]] = []
     for assignment in fold_assignments(groups, len(kept), folds=folds, repeats=repeats, seed=seed):
+        if should_stop():
+            raise ComparisonStopped
         column: list[Any] = [None] * len(kept)
         for fold in range(folds):
             train = [i for i in range(len(kept)) if assignment[i] != fold]

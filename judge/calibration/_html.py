@@ -8,6 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from judge.calibration._guarantees_html import guarantees_html
 from judge.domain.calibration_report import (
     BalancedResamples,
     CalibrationReport,
@@ -288,5 +289,5 @@ def render_report_html(report: CalibrationReport) -> str:
         f"{report.resamples} resamples"
         f"{' of ' + str(report.groups) + ' groups' if report.groups else ''}.</p>"
         f"{heatmap_svg(report)}<h2>Numbers</h2>{_table(report)}<h2>Per dimension</h2>"
-        f"{details}</body></html>"
+        f"{details}{guarantees_html(report)}</body></html>"
     )

@@ -31,6 +31,7 @@ COMMANDS = {
     "canary": "judge.cli.canary:canary",
     "probe": "judge.cli.probe:probe",
     "agreement": "judge.cli.agreement:agreement",
+    "labels": "judge.cli.labels:labels",
     "simulate-llm": "judge.cli.simulate:simulate_llm",
     "bench": "judge.cli.bench:bench",
 }

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from judge.cli._guarantee_render import print_guarantee_notes, score_cell_lines
 from judge.domain.result import DimensionResult, ScoreResult
 
 _LEVEL_STYLE = {"trusted": "green", "caution": "yellow", "untrusted": "red"}
@@ -71,7 +72,7 @@ def result_table(result: ScoreResult, title: str | None = None) -> Table:
         name = escape(dim_id) + (" (↓ better)" if dim.polarity == "proscriptive" else "")
         table.add_row(
             name,
-            _value(dim.score),
+            "\n".join([_value(dim.score), *score_cell_lines(dim)]),
             _judges(dim),
             _agreement(dim),
             "\n".join(
@@ -95,6 +96,7 @@ def print_result(console: Console, result: ScoreResult, label: str) -> None:
         f"{sim}[bold]{escape(label)}[/bold]: rubric {rubric}, panel {escape(result.panel_name)}"
     )
     console.print(result_table(result))
+    print_guarantee_notes(console, result)
     summary = result.summary
     used = ", ".join(summary["dimensions"]) or "none"
     score = "-" if summary["score"] is None else f"{summary['score']:.2f}"

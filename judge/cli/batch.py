@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from judge.cli._output import FORMAT_OPTION, print_json
+from judge.cli._guarantee_render import escalations_table, results_table
+from judge.cli._output import FORMAT_OPTION, console, print_json
 from judge.cli._remote import KEY, URL, remote
 from judge.client import BatchHandle
 from judge.domain.wire import BatchView
@@ -126,9 +127,42 @@ def status(batch_id: str, url: str, key: str | None, fmt: str) -> None:
     default=None,
     help="file to write (default: standard output)",
 )
-def results(batch_id: str, url: str, key: str | None, output: Path | None) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "table"]),
+    default="jsonl",
+    show_default=True,
+    help="JSON Lines, or a table of scores, intervals and guarantees",
+)
+def results(batch_id: str, url: str, key: str | None, output: Path | None, fmt: str) -> None:
     """Download a batch's results as JSON Lines (one line per item, in submission order)."""
     with remote(url, key) as client:
+        if fmt == "table":
+            console().print(results_table(client.batch(batch_id).results()))
+            return
         n = _download(client.batch(batch_id), output)
     if output:
         click.echo(f"wrote {n} results to {output}", err=True)
+
+
+@batch.command("escalations")
+@click.argument("batch_id")
+@URL
+@KEY
+@FORMAT_OPTION
+def escalations(batch_id: str, url: str, key: str | None, fmt: str) -> None:
+    """List the completed items a person must see (``escalate: human``) and why; with
+    ``--format json`` each with its conversation."""
+    with remote(url, key) as client:
+        view = client.batch(batch_id).escalations()
+    if fmt == "json":
+        print_json(view.model_dump(mode="json"))
+        return
+    out = console()
+    out.print(
+        f"{view.escalated} of {view.completed} completed items need a person "
+        f"(batch {view.batch_id})"
+    )
+    if view.items:
+        out.print(escalations_table(view))

@@ -19,26 +19,34 @@ import click
 from rich.table import Table
 
 from judge.calibration import render_report_html
+from judge.cli._guarantee_render import print_guarantees
 from judge.cli._output import console, fail, print_json
 from judge.cli._remote import remote
 from judge.domain.calibration_report import CalibrationReport, DimensionReport
 from judge.domain.principal import OPERATOR
 from judge.domain.rater_report import RaterStats
+from judge.domain.rubric import Rubric
 from judge.domain.wire import wire_json
-from judge.errors import JudgeError
+from judge.errors import JudgeError, LabelFileError
 from judge.labels.label_files import read_label_files
 from judge.labels.rescue import load_rescue_items
+from judge.labels.tasks import round_is_blind, round_labels, round_rubric_id
 from judge.rubrics import RubricRegistry
-from judge.settings import load_settings
+from judge.settings import Settings, load_settings
 
 
-async def _run_here(
-    rubric_id: str, panel: str | None, items: list[Any], label: str | None
+async def run_here(
+    rubric_id: str,
+    panel: str | None,
+    items: list[Any],
+    label: str | None,
+    settings: Settings | None = None,
 ) -> dict[str, Any]:
+    """Calibrate on the configured database (or ``settings``' one), in this process."""
     from judge.cli._runtime import service_runtime
     from judge.services.panels import check_credentials, default_panel_name, panel_spec
 
-    settings = load_settings()
+    settings = settings or load_settings()
     check_credentials(settings, [panel or default_panel_name(settings)])
     async with service_runtime(settings, panels=[panel_spec(settings, panel)[1]]) as runtime:
         run, job_ids = await runtime.calibrations.submit(
@@ -67,6 +75,22 @@ def _run_remote(
     if view.status != "completed" or view.report is None:
         raise JudgeError(f"calibration {view.id} {view.status} without a report")
     return view.model_dump(mode="json")
+
+
+def _round_items(round_dir: Path, rubric: Rubric) -> list[dict[str, Any]]:
+    """The labelled items of a round; a bad cell stops the run (``judge labels import`` lists
+    them all and can leave them out)."""
+    if round_rubric_id(round_dir) != rubric.id:
+        raise LabelFileError(f"{round_dir} is a round for {round_rubric_id(round_dir)!r}")
+    imported = round_labels(round_dir, rubric)
+    if imported.problems:
+        raise LabelFileError(
+            f"{len(imported.problems)} bad cells, the first: {imported.problems[0]} "
+            f"(`judge labels import {round_dir}` lists them)"
+        )
+    if not imported.items:
+        raise LabelFileError(f"{round_dir}: no labels yet")
+    return imported.items
 
 
 def _fmt(value: Any) -> str:
@@ -149,6 +173,7 @@ def print_report(report: CalibrationReport) -> None:
                 )
                 + "; end to end (the judges' own choice) is the row above."
             )
+    print_guarantees(out, report)
     _print_stability(report)
 
 
@@ -177,7 +202,7 @@ def _print_stability(report: CalibrationReport) -> None:
 
 
 @click.command("run")
-@click.option("--rubric", "rubric_id", required=True)
+@click.option("--rubric", "rubric_id", default=None, help="required unless --from-labels")
 @click.option("--panel", default=None, help="configured panel (default: the default panel)")
 @click.option("--label", default=None, help="a name for this run")
 @click.option("--id", "id_cols", default="", help="id column(s) of CSV files, comma-separated")
@@ -207,13 +232,20 @@ def _print_stability(report: CalibrationReport) -> None:
     help="build the items from a RESCUE-BENCH JSON Lines file (rescue-couple/rescue-family)",
 )
 @click.option(
+    "--from-labels",
+    "round_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="a labelling round (`judge labels export`) with its filled files or pulled labels",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
 @click.argument(
     "labels", nargs=-1, required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
 def run_calibration(
-    rubric_id: str,
+    rubric_id: str | None,
     panel: str | None,
     label: str | None,
     id_cols: str,
@@ -222,26 +254,41 @@ def run_calibration(
     key: str | None,
     report_path: Path | None,
     rescue_file: Path | None,
+    round_dir: Path | None,
     fmt: str,
     labels: tuple[Path, ...],
 ) -> None:
-    """Score expert-labelled items (LABELS: JSON Lines or CSV files, or --rescue FILE) and
-    report agreement."""
-    if bool(labels) == bool(rescue_file):
-        fail("give either LABELS files or --rescue FILE (one of the two)")
+    """Score expert-labelled items (LABELS: JSON Lines or CSV files, --rescue FILE, or
+    --from-labels ROUND) and report agreement."""
+    if bool(labels) + bool(rescue_file) + bool(round_dir) != 1:
+        fail("give one of LABELS files, --rescue FILE or --from-labels ROUND")
         return
     try:
         settings = load_settings()
+        if round_dir is not None:
+            rubric_id = rubric_id or round_rubric_id(round_dir)
+        if rubric_id is None:
+            fail("--rubric is required (except with --from-labels)")
+            return
         rubric = RubricRegistry.from_directory(settings.rubrics_dir).get(rubric_id)
-        if rescue_file is not None:
+        if round_dir is not None:
+            items = _round_items(round_dir, rubric)
+            if not round_is_blind(round_dir):
+                label = f"{label or round_dir.name} (adjudicated: panel shown to the experts)"
+                click.echo(
+                    "warning: the experts saw the panel's answers in this round; its agreement "
+                    "with them is inflated (an adjudication, not a blind calibration)",
+                    err=True,
+                )
+        elif rescue_file is not None:
             items = load_rescue_items(rescue_file, rubric)
         else:
             ids = [c.strip() for c in id_cols.split(",") if c.strip()]
             items = read_label_files(list(labels), rubric, id_cols=ids, text_file=text_file)
         if url:
-            view = _run_remote(url, key, rubric_id, panel, items, label)
+            view = _run_remote(url, key, rubric.id, panel, items, label)
         else:
-            view = asyncio.run(_run_here(rubric_id, panel, items, label))
+            view = asyncio.run(run_here(rubric.id, panel, items, label))
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", None) or str(exc))
         return

@@ -32,6 +32,7 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
     import uvicorn
 
     from judge.api.app import bind_refusal, create_app
+    from judge.api.edge import uvicorn_options
 
     try:
         settings = load_settings()
@@ -48,14 +49,19 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
     refusal = bind_refusal(settings, active_keys)
     if refusal:
         fail(refusal)
-    required = settings.api.keys_required()
+    # unset require_keys on loopback: keyless use ends once a key exists (see api/auth.py)
+    required = settings.api.keys_required() or (
+        settings.api.require_keys is None and active_keys > 0
+    )
     mode = (
         f"Celery workers via {schema.shown_url(settings.redis_url)}"
         if settings.redis_url
         else "in-process jobs"
     )
     auth = (
-        f"API keys required ({active_keys} active)" if required else "no API key needed on loopback"
+        f"API keys required ({active_keys} active)"
+        if required
+        else "no API key needed on loopback until one is created"
     )
     click.echo(
         f"empathy-judge on http://{host}:{port} ({mode}; {auth}; "
@@ -74,7 +80,14 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
         # start their own
         with simulator_for(settings, None if not settings.redis_url else ()) as settings:
             app = create_app(settings)
-            uvicorn.run(app, host=host, port=port, log_level="warning", lifespan="on")
+            uvicorn.run(
+                app,
+                host=host,
+                port=port,
+                log_level="warning",
+                lifespan="on",
+                **uvicorn_options(settings.api),
+            )
     except JudgeError as exc:
         fail(exc.message)
 

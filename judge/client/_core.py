@@ -17,6 +17,7 @@ from httpx_retries import Retry, RetryTransport
 from pydantic import Field, TypeAdapter
 
 from judge.client.errors import problem_error
+from judge.domain.escalations import EscalationsView
 from judge.domain.wire import (
     NDJSON,
     BatchView,
@@ -136,6 +137,10 @@ def batch_results_call(batch_id: str) -> Call:
     return Call("GET", f"/v1/batches/{batch_id}/results")
 
 
+def batch_escalations_call(batch_id: str) -> Call:
+    return Call("GET", f"/v1/batches/{batch_id}/escalations")
+
+
 def calibrate_call(
     rubric: str, items: list[Any], panel: str | None, label: str | None, wait: float | None
 ) -> Call:
@@ -199,6 +204,10 @@ def parse_line(text: str) -> ResultLine:
 
 def parse_batch(data: Any) -> BatchView:
     return BatchView.model_validate(data)
+
+
+def parse_escalations(data: Any) -> EscalationsView:
+    return EscalationsView.model_validate(data)
 
 
 def parse_calibration(data: Any) -> CalibrationView:

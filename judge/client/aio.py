@@ -14,6 +14,7 @@ import httpx
 
 from judge.client import _core
 from judge.client.errors import ServerUnreachable, WaitTimeout
+from judge.domain.escalations import EscalationsView
 from judge.domain.wire import BatchView, CalibrationView, ReliabilityHistory
 
 Progress = Callable[[BatchView], None]
@@ -166,6 +167,10 @@ class AsyncBatchHandle:
                         yield line
         except httpx.HTTPError as exc:
             raise ServerUnreachable(f"cannot reach the server: {exc}") from exc
+
+    async def escalations(self) -> EscalationsView:
+        data = await self._client.request(_core.batch_escalations_call(self.id))
+        return _core.parse_escalations(data)
 
     async def results(self) -> AsyncIterator[_core.ResultLine]:
         async for line in self.lines():

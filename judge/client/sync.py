@@ -12,6 +12,7 @@ import httpx
 
 from judge.client import _core
 from judge.client.errors import ServerUnreachable, WaitTimeout
+from judge.domain.escalations import EscalationsView
 from judge.domain.wire import BatchView, CalibrationView, ReliabilityHistory
 
 Progress = Callable[[BatchView], None]
@@ -217,6 +218,10 @@ class BatchHandle:
                         yield line
         except httpx.HTTPError as exc:
             raise ServerUnreachable(f"cannot reach the server: {exc}") from exc
+
+    def escalations(self) -> EscalationsView:
+        """The completed items a person must see (``escalate: human``), with the conversation."""
+        return _core.parse_escalations(self._client.request(_core.batch_escalations_call(self.id)))
 
     def results(self) -> Iterator[_core.ResultLine]:
         """The results, parsed (:class:`~judge.domain.wire.CompletedLine` or, for an item not

@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from judge.domain.flags import FlagEvidence
+from judge.domain.guarantees import DimensionGuarantee
 from judge.domain.rater_report import RaterStats
 from judge.domain.report_model import Interval, ReportPart, ScaleValue
 from judge.domain.result import ReliabilityFlag
@@ -230,6 +231,7 @@ class DimensionReport(ReportPart):
     expert_baseline_used: ExpertBaselineUsed | None = None
     flag: ReliabilityFlag | None
     flag_inputs: FlagEvidence | None = None
+    guarantee: DimensionGuarantee | None = None  # item-level guarantees (issue 27)
 
     def rater(self, name: str) -> RaterStats | None:
         return next((r for r in self.raters if r.rater == name), None)

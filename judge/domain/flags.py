@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pydantic import ConfigDict, Field
 
+from judge.domain.guarantees import DimensionGuarantee
 from judge.domain.report_model import Interval, ReportPart
 from judge.domain.result import ReliabilityFlag
 from judge.domain.rubric import Prior, ReliabilityPolicy
@@ -72,6 +73,7 @@ class FlagEvidence(ReportPart):
     judge_agreement: dict[str, float | None] = Field(default_factory=dict)
     weighting_helps: bool | None = None
     units: int | None = None
+    guarantee: DimensionGuarantee | None = None  # item-level guarantees (issue 27)
     expert_units: int | None = None
     distinct_experts: int | None = None
     expert_ci95: Interval | None = None
@@ -105,7 +107,10 @@ class Calibration(FlagEvidence):
 
     def evidence(self) -> FlagEvidence:
         """What the run stores for this dimension's flags."""
-        return FlagEvidence(**{name: getattr(self, name) for name in FlagEvidence.model_fields})
+        fields = {name: getattr(self, name) for name in FlagEvidence.model_fields}
+        if fields["guarantee"] is None:  # runs before issue 27 (and free text) store none
+            del fields["guarantee"]
+        return FlagEvidence(**fields)
 
     def passes_evidence_gate(self, policy: ReliabilityPolicy) -> bool:
         """Enough evidence to vouch (docs/DESIGN.md section 2): independent units >=

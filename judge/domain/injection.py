@@ -16,9 +16,9 @@ Spanish, Portuguese, French, German, Italian, Russian, Chinese, Japanese and Kor
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from judge.domain.item import Item
+from judge.domain.text_fold import LOOKALIKES, normalise
 
 _ENGLISH = [
     r"\bignore (?:all |the |any |your |previous |prior |above |earlier |these |those )*"
@@ -83,30 +83,12 @@ _DETECTOR = re.compile(
     "|".join(f"(?:{p})" for p in _ENGLISH + _OTHER_LANGUAGES), re.IGNORECASE | re.UNICODE
 )
 
-_TAG_BASE = 0xE0000
-#: Cyrillic and Greek letters that look like Latin ones ("іgnоrе" written with Cyrillic і, о, е)
-_LOOKALIKES = str.maketrans(
-    "аеорсухіјѕԁһӏАВЕКМНОРСТХІЈЅαβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijsdhlABEKMHOPCTXIJSabeikvoptyxABEZHIKMNOPTYX",
-)
 _NAME_SEPARATORS = re.compile(r"[_.\-]+")
-
-
-def normalise(text: str) -> str:
-    """``text`` as detection reads it (see the module docstring)."""
-    out = []
-    for char in unicodedata.normalize("NFKC", text):
-        code = ord(char)
-        if 0xE0020 <= code <= 0xE007E:  # a tag character: the ASCII character it mirrors
-            out.append(chr(code - _TAG_BASE))
-        elif unicodedata.category(char) != "Cf":
-            out.append(char)
-    return re.sub(r"[^\S\n]+", " ", "".join(out))
 
 
 def _variants(text: str) -> tuple[str, ...]:
     plain = normalise(text)
-    folded = plain.translate(_LOOKALIKES)
+    folded = plain.translate(LOOKALIKES)
     return (plain,) if folded == plain else (plain, folded)
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import PydanticCustomError
 
+from judge.domain.text_fold import identity_key
 from judge.domain.text_safety import json_problem, strip_nul, text_problem
 from judge.errors import ItemInvalid
 
@@ -183,8 +184,16 @@ def parse_item(raw: object, *, field_prefix: str = "item") -> Item:
 
 def _check_references(item: Item, prefix: str) -> None:
     ids = [p.id for p in item.participants]
-    if len(set(ids)) != len(ids):
-        raise ItemInvalid(f"{prefix}.participants", "participant ids must be unique")
+    seen: dict[str, int] = {}
+    for j, participant_id in enumerate(ids):
+        first = seen.setdefault(identity_key(participant_id), j)
+        if first != j:
+            raise ItemInvalid(
+                f"{prefix}.participants[{j}].id",
+                f"participant ids must be unique: {participant_id!r} reads as "
+                f"participants[{first}].id {ids[first]!r} (compared after Unicode "
+                "normalisation, look-alike letters and case folded)",
+            )
     known = set(ids)
     for i, turn in enumerate(item.turns):
         if turn.speaker not in known:

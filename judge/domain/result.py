@@ -6,6 +6,8 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from judge.domain.guarantees import ItemGuarantee, PredictionSet, ScoreInterval
+
 #: Why an LLM call gave no usable reply after its retries (every client path reports these).
 #: ``auth_error`` and ``unknown_model`` are configuration failures: they stop a run.
 CallFailure = Literal[
@@ -128,6 +130,10 @@ class DimensionResult(BaseModel):
     agreement: Agreement
     reliability: ReliabilityFlag
     aggregation: AggregationInfo | None = None
+    #: item-level guarantees (judge.domain.guarantees), with a guarantee policy and a calibration
+    interval: ScoreInterval | None = None
+    prediction_set: PredictionSet | None = None
+    guarantee: ItemGuarantee | None = None
 
 
 class Usage(BaseModel):
@@ -159,3 +165,6 @@ class ScoreResult(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     simulated: bool = False
     calls: list[CallRecord] = Field(default_factory=list)
+    #: ``human`` when a guarantee policy applies and some dimension is not guaranteed: a person
+    #: must look at this item (GET /v1/batches/{id}/escalations lists them)
+    escalate: Literal["human"] | None = None

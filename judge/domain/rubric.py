@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from judge.domain.guarantees import GuaranteePolicy
+
 _ID = r"^[a-z][a-z0-9_\-]*$"
 
 
@@ -213,6 +215,8 @@ class ReliabilityPolicy(_Strict):
     min_items: int = Field(default=50, ge=1)
     min_coverage: float = Field(default=0.9, ge=0, le=1)
     tolerance: Tolerance = Tolerance()
+    #: item-level guarantees (judge.domain.guarantees); None: results carry none
+    guarantee: GuaranteePolicy | None = None
 
     @model_validator(mode="after")
     def _floor_below_line(self) -> ReliabilityPolicy:
@@ -271,7 +275,10 @@ class Rubric(_Strict):
         cached = _HASHES.get(id(self))
         if cached is not None and cached[0] is self:
             return cached[1]
-        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        data = self.model_dump(mode="json")
+        if data["reliability"].get("guarantee") is None:  # rubrics from before it keep their hash
+            del data["reliability"]["guarantee"]
+        payload = json.dumps(data, sort_keys=True, ensure_ascii=False)
         digest = "sha256:" + hashlib.sha256(payload.encode()).hexdigest()
         if len(_HASHES) > 1024:
             _HASHES.clear()
@@ -280,6 +287,20 @@ class Rubric(_Strict):
 
 
 _HASHES: dict[int, tuple[Rubric, str]] = {}
+
+
+def check_label(
+    dim: Dimension, value: Any, participants: tuple[str, ...] = ()
+) -> tuple[Any, str | None]:
+    """An expert's label normalised for ``dim`` (a lone ranked label becomes a list, an
+    ordinal 3.0 becomes 3) and what is wrong with it, or None."""
+    scale = dim.scale
+    if isinstance(scale, RankedScale):
+        value = [value] if isinstance(value, str) else value
+        return value, scale.check(value, participants)
+    if scale.type == "ordinal" and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value, scale.check(value)
 
 
 def _check_label_set(labels: tuple[Label, ...], rules: tuple[Disambiguation, ...]) -> None:

@@ -26,7 +26,8 @@ from judge.labels.annotator_files import is_missing, read_annotator_file
 _TRUE, _FALSE = {"true", "yes", "y", "t"}, {"false", "no", "n", "f"}
 
 
-def _value(raw: str) -> Any:
+def parse_cell(raw: str) -> Any:
+    """A label cell's value: None when missing, a bool, a ranked list, a number or text."""
     text = raw.strip()
     if is_missing(text):
         return None
@@ -102,7 +103,7 @@ def read_label_files(
             if key not in labels:
                 labels[key] = {}
                 order.append(key)
-            values = {dim: _value(row[col]) for col, dim in dims.items()}
+            values = {dim: parse_cell(row[col]) for col, dim in dims.items()}
             labels[key].setdefault(annotator, {}).update(
                 {k: v for k, v in values.items() if v is not None}
             )

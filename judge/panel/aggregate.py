@@ -29,7 +29,8 @@ class Aggregate:
     disagreement: bool = False
 
 
-def _label_order(dim: Dimension, participants: tuple[str, ...]) -> list[Any]:
+def label_order(dim: Dimension, participants: tuple[str, ...]) -> list[Any]:
+    """The dimension's labels in scale order (binary: no, yes; ranked: the item's candidates)."""
     scale = dim.scale
     if scale.type == "binary":
         return [False, True]
@@ -53,7 +54,7 @@ def aggregate(
         spread = float(max(ratings) - min(ratings))
         return Aggregate(score=score, spread=spread, disagreement=spread > tolerance.max_spread)
     if kind in ("binary", "nominal"):
-        order = _label_order(dim, participants)
+        order = label_order(dim, participants)
         counts = Counter(ratings)
         top = max(counts.values())
         tied = [label for label in order if counts.get(label) == top]
@@ -67,7 +68,7 @@ def aggregate(
         )
     if kind == "ranked":
         k = getattr(dim.scale, "k", 3)
-        order = _label_order(dim, participants)
+        order = label_order(dim, participants)
         points: Counter[Any] = Counter()
         for ranking in ratings:
             for position, label in enumerate(ranking[:k]):
@@ -127,7 +128,7 @@ def weighted_aggregate(
         spread = float(max(ratings) - min(ratings))
         return Aggregate(score=score, spread=spread, disagreement=spread > tolerance.max_spread)
     if kind in ("binary", "nominal"):
-        order = _label_order(dim, participants)
+        order = label_order(dim, participants)
         mass: dict[Any, float] = {}
         for label, weight in zip(ratings, weights, strict=True):
             if weight > 0:
@@ -144,7 +145,7 @@ def weighted_aggregate(
         )
     if kind == "ranked":
         k = getattr(dim.scale, "k", 3)
-        order = _label_order(dim, participants)
+        order = label_order(dim, participants)
         points: dict[Any, float] = {}
         for ranking, weight in zip(ratings, weights, strict=True):
             for position, label in enumerate(ranking[:k]):

@@ -18,6 +18,7 @@ from judge.domain.flags import (
     Calibration,
     reliability_flag,
 )
+from judge.domain.guarantees import GuaranteePolicy
 from judge.domain.injection import contains_instructions
 from judge.domain.item import Item
 from judge.domain.item_fit import check_item_fits
@@ -36,6 +37,7 @@ from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric, Tolerance
 from judge.errors import JudgeMisconfigured
 from judge.llm.client import CONFIGURATION_FAILURES, ChatClient
 from judge.panel.aggregate import Aggregate, aggregate, weighted_aggregate
+from judge.panel.guarantee import item_guarantee
 from judge.panel.judge_call import JudgeOutcome, JudgeTarget, run_judge
 from judge.panel.samples import SampledOutcome, combine_samples
 
@@ -54,6 +56,13 @@ class Panel:
     includes_simulator: bool = False  # at least one judge is a simulator persona
     aggregation: AggregationMode = "auto"  # see judge.domain.aggregation_choice
     self_preference: str = "exclude"  # exclude | keep (a judge of the judged model's family)
+    guarantee: GuaranteePolicy | None = None  # wins over the rubric's (judge.domain.guarantees)
+
+    def policy(self, policy: ReliabilityPolicy) -> ReliabilityPolicy:
+        """``policy`` with this panel's guarantee policy, when it has one."""
+        if self.guarantee is None:
+            return policy
+        return policy.model_copy(update={"guarantee": self.guarantee})
 
     def signature(self) -> str:
         """Identifies the panel's composition (models, parameters, samples and endpoint per
@@ -231,7 +240,7 @@ async def score_item(
     ``policy`` overrides the rubric's reliability policy (e.g. with the settings' defaults);
     ``length_sensitive`` names dimensions the panel's latest verbosity probe marked."""
     check_item_fits(item, rubric)
-    policy = policy or rubric.reliability
+    policy = panel.policy(policy or rubric.reliability)
     started = time.perf_counter()
     sampled = await asyncio.gather(
         *(
@@ -323,6 +332,17 @@ async def score_item(
             extra_caution=extra,
             scores_simulated=panel.includes_simulator or any(member_simulated),
         )
+        equal = how.equal_score if how is not None and how.method == "weighted" else agg.score
+        answered = [j for j in judges if j.status == "ok"]
+        interval, prediction_set, guarantee = item_guarantee(
+            dim,
+            [j.rating for j in answered],
+            equal if enough else None,
+            calibration,
+            policy,
+            participants,
+            [j.samples.values if j.samples is not None else None for j in answered],
+        )
         dims[dim.id] = DimensionResult(
             score=agg.score if enough else None,
             scale=_scale_info(dim),
@@ -339,6 +359,9 @@ async def score_item(
             ),
             reliability=flag,
             aggregation=how,
+            interval=interval,
+            prediction_set=prediction_set,
+            guarantee=guarantee,
         )
     calls = [c for o in outcomes for c in o.calls]
     usage = Usage(
@@ -372,4 +395,7 @@ async def score_item(
         metadata=dict(item.metadata),
         simulated=panel.simulated or all(member_simulated),
         calls=calls,
+        escalate="human"
+        if any(g.guarantee and not g.guarantee.guaranteed for g in dims.values())
+        else None,
     )

@@ -99,5 +99,13 @@ class KeyStore:
             await session.commit()
             return _info(row)
 
+    async def active_hashes(self) -> set[str]:
+        """The hashes of every unrevoked key."""
+        async with self._db.session() as session:
+            rows = await session.execute(
+                select(col(ApiKey.key_hash)).where(col(ApiKey.revoked_at).is_(None))
+            )
+            return set(rows.scalars().all())
+
     async def count_active(self) -> int:
         return sum(1 for k in await self.list() if not k.revoked)

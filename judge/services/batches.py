@@ -8,10 +8,13 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judge.domain.escalations import Escalation, EscalationsView, escalated_dimensions
 from judge.domain.principal import Principal
+from judge.domain.result import ScoreResult
 from judge.domain.wire import BatchView, CompletedLine, JobStatusLine, Rejection, RubricRef
 from judge.errors import BatchNotFound, BatchTooLarge, ItemInvalid
 from judge.persistence import jobs as repo
+from judge.persistence.tables import ScoreJob
 from judge.services.access import check_readable
 from judge.services.idempotency import IdempotencyKey, Submission
 from judge.services.jobs import JobService
@@ -94,8 +97,42 @@ class BatchService:
         await self.view(who, batch_id)
         return self._result_pages(batch_id, page)
 
+    async def escalations(self, who: Principal, batch_id: str, page: int) -> EscalationsView:
+        """The batch's items a person must see (``escalate: human``), with the conversation."""
+        await self.view(who, batch_id)
+        items: list[Escalation] = []
+        completed = 0
+        async for jobs in self._job_pages(batch_id, page):
+            for job in jobs:
+                if job.status != repo.COMPLETED or not job.result_json:
+                    continue
+                completed += 1
+                result = ScoreResult.model_validate_json(job.result_json)
+                if result.escalate is None:
+                    continue
+                items.append(
+                    Escalation(
+                        line=job.position,
+                        job_id=job.id,
+                        id=job.item_id,
+                        item=json.loads(job.item_json),
+                        dimensions=escalated_dimensions(result),
+                    )
+                )
+        return EscalationsView(
+            batch_id=batch_id, completed=completed, escalated=len(items), items=items
+        )
+
     async def _result_pages(self, batch_id: str, page: int) -> AsyncIterator[list[ResultLine]]:
-        """Each job's view with its ``line``, ``page`` jobs at a time. A session per page,
+        """Each job's view with its ``line``, ``page`` jobs at a time."""
+        async for jobs in self._job_pages(batch_id, page):
+            yield [
+                job_view(job, CompletedLine, JobStatusLine, line=job.position, batch_id=batch_id)
+                for job in jobs
+            ]
+
+    async def _job_pages(self, batch_id: str, page: int) -> AsyncIterator[list[ScoreJob]]:
+        """The batch's jobs in submission order, ``page`` at a time. A session per page,
         released before the page is yielded: a slow reader holds no database connection."""
         after = -1
         while True:
@@ -103,8 +140,5 @@ class BatchService:
                 jobs = await repo.batch_jobs_page(session, batch_id, after=after, limit=page)
             if not jobs:
                 return
-            yield [
-                job_view(job, CompletedLine, JobStatusLine, line=job.position, batch_id=batch_id)
-                for job in jobs
-            ]
+            yield jobs
             after = jobs[-1].position if jobs[-1].position is not None else after + page

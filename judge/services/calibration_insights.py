@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -55,6 +56,8 @@ class CalibrationInsights:
         tolerance = jobs.scorer.policy(rubric).tolerance
         end_to_end = [it for it in items if not it.given]
 
+        stop = threading.Event()
+
         def compare_all() -> dict[str, Any]:
             dims: dict[str, Any] = {}
             for dim in rubric.dimensions:
@@ -72,6 +75,7 @@ class CalibrationInsights:
                         repeats=repeats,
                         seed=seed,
                         resamples=resamples,
+                        should_stop=stop.is_set,
                     )
                     stored = report.dimensions.get(dim.id)
                     # decided when the run was stored
@@ -81,8 +85,13 @@ class CalibrationInsights:
                     dims[dim.id] = comparison.model_dump(mode="json")
             return dims
 
-        # cross-validated bootstraps take seconds: off the event loop (an API serves on it)
-        dims = await anyio.to_thread.run_sync(compare_all)
+        # cross-validated bootstraps take seconds: off the event loop (an API serves on it);
+        # when the caller goes away (cancelled), the thread is told to stop at its next repeat
+        try:
+            dims = await anyio.to_thread.run_sync(compare_all, abandon_on_cancel=True)
+        except BaseException:
+            stop.set()
+            raise
         return {
             "run_id": run.id,
             "rubric": {"id": run.rubric_id, "version": run.rubric_version, "hash": run.rubric_hash},

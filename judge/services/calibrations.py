@@ -26,12 +26,18 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge import metrics
-from judge.calibration import ScoredItem, calibration_report, call_cost, intra_judge_stability
+from judge.calibration import (
+    ScoredItem,
+    add_guarantees,
+    calibration_report,
+    call_cost,
+    intra_judge_stability,
+)
 from judge.domain.calibration_report import PanelRef
 from judge.domain.content import content_key
 from judge.domain.item import SUPPORTER_ROLES, StoredId, parse_item
 from judge.domain.principal import Principal
-from judge.domain.rubric import RankedScale, Rubric
+from judge.domain.rubric import Rubric, check_label
 from judge.domain.text_safety import json_problem, text_problem
 from judge.domain.wire import CalibrationView
 from judge.errors import CalibrationNotFound, CalibrationTooLarge, ItemInvalid
@@ -84,13 +90,7 @@ def normalise_labels(
             if value is None:
                 continue
             dim = rubric.dimension(names[key])
-            if isinstance(dim.scale, RankedScale):
-                value = [value] if isinstance(value, str) else value
-                error = dim.scale.check(value, participants)
-            else:
-                if dim.scale.type == "ordinal" and isinstance(value, float) and value.is_integer():
-                    value = int(value)
-                error = dim.scale.check(value)
+            value, error = check_label(dim, value, participants)
             if error:
                 raise ItemInvalid(field, f"label {error}")
             clean[dim.id] = value
@@ -127,6 +127,7 @@ class CalibrationService(BatchRuns[CalibrationView]):
             raise CalibrationTooLarge(cap.max_calibration_items, len(items))
         experts: set[str] = set()
         labelled: list[tuple[LabelledItem, dict[str, dict[str, Any]]]] = []
+        ids: dict[str, int] = {}
         for n, raw in enumerate(items):
             prefix = f"items[{n}]"
             try:
@@ -135,6 +136,10 @@ class CalibrationService(BatchRuns[CalibrationView]):
                 first = exc.errors()[0]
                 where = ".".join(str(p) for p in first["loc"])
                 raise ItemInvalid(f"{prefix}.{where}" if where else prefix, first["msg"]) from None
+            if entry.id is not None and ids.setdefault(entry.id, n) != n:
+                raise ItemInvalid(
+                    f"{prefix}.id", f"duplicate of items[{ids[entry.id]}].id: ids must be unique"
+                )
             item = self.jobs.validate(entry.item, rubric, f"{prefix}.item")
             experts.update(entry.labels)
             if len(experts) > cap.max_experts:
@@ -229,6 +234,7 @@ class CalibrationService(BatchRuns[CalibrationView]):
         # its api_base is simulated too (judge.domain.provenance)
         simulated = run.simulated or replies_simulated(finished.jobs)
         # bootstrap CIs take seconds on large runs: off the event loop (an API serves on it)
+        policy = self.jobs.scorer.policy(rubric)
         report = await anyio.to_thread.run_sync(
             functools.partial(
                 calibration_report,
@@ -236,10 +242,11 @@ class CalibrationService(BatchRuns[CalibrationView]):
                 items,
                 judges,
                 run.id,
-                policy=self.jobs.scorer.policy(rubric),
+                policy=policy,
                 simulated=simulated,
             )
         )
+        report = add_guarantees(report, rubric, items, judges, panel.policy(policy).guarantee)
         report.panel = PanelRef(name=run.panel_name, judges=judges)
         report.stability = intra_judge_stability(rubric, items)
         report.cost = call_cost(panel, items)

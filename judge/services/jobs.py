@@ -175,6 +175,7 @@ class JobService:
         )
         jobs: list[ScoreJob] = []
         rejections: list[Rejection] = []
+        ids: dict[str, int] = {}  # item id -> the line that has it
         for line_no, raw in lines:
             if isinstance(raw, Rejection):
                 rejections.append(raw)
@@ -183,6 +184,10 @@ class JobService:
                 item = self.validate(raw, rubric)
             except ItemInvalid as exc:
                 rejections.append(Rejection(line=line_no, field=exc.field, message=exc.detail))
+                continue
+            if item.id is not None and ids.setdefault(item.id, line_no) != line_no:
+                duplicate = f"duplicate of line {ids[item.id]}: item ids must be unique"
+                rejections.append(Rejection(line=line_no, field="item.id", message=duplicate))
                 continue
             jobs.append(
                 self._job(

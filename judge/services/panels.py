@@ -85,6 +85,7 @@ def resolve_panel(
         per_dimension_calls=spec.per_dimension_calls,
         aggregation=spec.aggregation,
         self_preference=spec.self_preference,
+        guarantee=spec.guarantee,
         simulated=all(j.simulated for j in spec.judges),
         includes_simulator=any(j.simulated for j in spec.judges),
     )

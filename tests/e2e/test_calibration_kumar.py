@@ -695,3 +695,33 @@ def test_replayed_judges_support_no_verbosity_order_or_self_preference_probe(
     self_pref = stack.client.post("/v1/probes", json=body | {"kind": "self-preference"})
     assert self_pref.status_code == 422
     assert self_pref.json()["field"] == "items[0].metadata.generator_model"
+
+
+def test_the_runs_store_item_level_guarantees(runs: Runs) -> None:
+    """Each dimension's guarantee calibration (default policy: exact agreement with the expert
+    median >= 0.8 with probability >= 0.9, interval level 0.9), on the replayed ratings."""
+    lines = []
+    statuses = {}
+    for rubric, dim_id, dim in dimensions(runs):
+        g = dim["guarantee"]
+        statuses[dim_id] = (g["selective"]["status"], g["selective"]["coverage"])
+        conformal, selective = g["conformal"], g["selective"]
+        assert g["n"] == rater(dim, "panel")["n"]
+        assert conformal["status"] == "ok"
+        assert conformal["coverage"] >= conformal["rank"] / conformal["n"]
+        if selective["status"] == "guaranteed":
+            kept = next(p for p in selective["curve"] if p["threshold"] == selective["threshold"])
+            assert kept["passed"]
+            assert kept["p_value"] <= 0.1
+        lines.append(
+            f"{rubric} {dim_id}: n={g['n']} q={conformal['quantile']} "
+            f"width={conformal['mean_width']:.2f} {selective['status']} "
+            f"t={selective['threshold']} kept={selective['coverage']:.2f} "
+            f"agree={selective['agreement']}"
+        )
+    print("\n" + "\n".join(lines))
+    # as evidence/GUARANTEES.md finds on all 50 items at threshold 1.00 (unanimous panel):
+    # EPITOME emotional reactions 33 of 36 kept agree, Lend an Ear self-oriented 30 of 31
+    assert statuses["emotional_reactions"] == ("guaranteed", 0.72)
+    assert statuses["self_oriented"] == ("guaranteed", 0.62)
+    assert statuses["empathy"][0] == "no_threshold_passes"  # agreement 0.10 on all items

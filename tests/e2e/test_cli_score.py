@@ -4,42 +4,17 @@ no provider key, so the simulated default panel (and its simulator subprocess) i
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from judge.sample_conversations import SAMPLES, load_sample
-from judge.settings import PROVIDER_KEY_VARS
+from tests.fixtures.cli import run_judge
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def run_judge(
-    *args: str, cwd: Path, stdin: str | None = None, extra: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("JUDGE_") and k not in PROVIDER_KEY_VARS
-    }
-    env["COLUMNS"] = "240"  # rich wraps at 80 columns without a terminal
-    env |= extra or {}
-    return subprocess.run(
-        [sys.executable, "-m", "judge", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        check=False,
-    )
 
 
 def check_flag(flag: dict[str, Any]) -> None:

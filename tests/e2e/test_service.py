@@ -439,9 +439,10 @@ def test_bad_inputs_get_problem_details_and_the_rest_is_scored(
 def test_a_loopback_server_without_required_keys_still_checks_the_keys_it_is_sent(
     embedded_stack: ServiceStack,
 ) -> None:
-    """Loopback and ``api.require_keys`` unset: keyless requests are served (one local user);
-    a key that is sent must be valid and have the scope. Fail-closed servers (keys required)
-    are tested in test_tenancy.py."""
+    """Loopback and ``api.require_keys`` unset: keyless requests are served (one local user)
+    until a key exists (then a local relay could bypass it); a key that is sent must be valid
+    and have the scope. Fail-closed servers (keys required) are tested in test_tenancy.py,
+    a reverse proxy in test_edge.py."""
     stack = embedded_stack
     client = stack.client
     body = {"rubric": "epitome", "item": item("auth", 0)}
@@ -454,7 +455,11 @@ def test_a_loopback_server_without_required_keys_still_checks_the_keys_it_is_sen
     assert full not in listed.stdout
     assert {k["name"] for k in json.loads(listed.stdout)} >= {"pipeline", "scorer-only"}
 
-    assert client.get("/v1/rubrics").status_code == 200  # keys exist: still not required here
+    # a key exists: keyless use ends (within the key cache's 5 s)
+    deadline = time.monotonic() + 15
+    while client.get("/v1/rubrics").status_code != 401:
+        assert time.monotonic() < deadline, "keyless requests are served although keys exist"
+        time.sleep(0.25)
     wrong = {"Authorization": "Bearer ej_not-a-key"}
     anonymous = assert_problem(client.post("/v1/scores", json=body, headers=wrong), 401)
     assert "unknown or revoked" in anonymous["detail"]

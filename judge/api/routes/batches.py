@@ -23,6 +23,7 @@ from judge.api.routes._params import (
 )
 from judge.api.schemas import responses
 from judge.api.state import api_state
+from judge.domain.escalations import EscalationsView
 from judge.domain.jsonl import parse_jsonl
 from judge.domain.wire import (
     NDJSON,
@@ -61,7 +62,8 @@ async def create_batch(
 ) -> Response[BatchView]:
     state = api_state(request)
     body = await request.body()
-    content_type = request.headers.get("content-type", "").split(";")[0].strip()
+    # media types are case-insensitive (RFC 9110 section 8.3.1)
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type in (NDJSON, "application/jsonl", "application/x-jsonlines"):
         if not rubric:
             raise ProblemError(422, "a JSON Lines batch needs ?rubric=ID", field="query.rubric")
@@ -130,5 +132,22 @@ async def get_batch_results(request: Request[Any, Any, Any], batch_id: JobId) ->
     return Stream(lines(), media_type=NDJSON)
 
 
+@get(
+    "/v1/batches/{batch_id:str}/escalations",
+    opt={"scope": "batch"},
+    summary="The batch's items a person must see",
+    description="Completed items whose result says ``escalate: human`` (a dimension not "
+    "guaranteed under the rubric's guarantee policy), with the conversation and, per "
+    "dimension, why.",
+    responses=responses({200: EscalationsView}, 404),
+)
+async def get_batch_escalations(
+    request: Request[Any, Any, Any], batch_id: JobId
+) -> EscalationsView:
+    state = api_state(request)
+    page = state.runtime.settings.api.results_page
+    return await state.runtime.batches.escalations(principal(request), batch_id, page)
+
+
 #: this resource's route handlers, registered by :func:`judge.api.app.create_app`
-HANDLERS = [create_batch, get_batch, get_batch_results]
+HANDLERS = [create_batch, get_batch, get_batch_results, get_batch_escalations]

@@ -10,7 +10,10 @@ from litestar.params import JSONBody, Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.api.auth import principal
+from judge.api.disconnect import unless_disconnected
+from judge.api.problems import ProblemError
 from judge.api.routes._params import (
+    ID_PATTERN,
     PANEL_MAX,
     RUBRIC_ID_MAX,
     JobId,
@@ -90,6 +93,10 @@ async def get_calibration_report(request: Request[Any, Any, Any], run_id: JobId)
     return Response(render_report_html(view.report), media_type="text/html")
 
 
+#: repeats x resamples of one aggregation comparison: 20x the defaults (10 x 1,000)
+MAX_AGGREGATION_WORK = 200_000
+
+
 class PlanRequest(BaseModel):
     """How many more expert labels each dimension needs, and (with a pool) which items."""
 
@@ -108,7 +115,7 @@ class PlanRequest(BaseModel):
         default=None, description="score results of unlabelled items (as GET /v1/scores/{id})"
     )
     pool_batch: str | None = Field(
-        default=None, min_length=1, description="a batch scored by this panel: its results"
+        default=None, pattern=ID_PATTERN, description="a batch scored by this panel: its results"
     )
     budget: int | None = Field(default=None, ge=1, le=100_000)
     seed: int = 0
@@ -143,15 +150,34 @@ async def plan_calibration(
 )
 async def get_aggregation_comparison(
     request: Request[Any, Any, Any],
-    run_id: Annotated[str, Parameter(description="a calibration run id")],
+    run_id: JobId,
     folds: Annotated[int, Parameter(ge=2, le=10)] = DEFAULT_FOLDS,
     repeats: Annotated[int, Parameter(ge=1, le=200)] = DEFAULT_REPEATS,
     seed: Annotated[int, Parameter(ge=0, description="bootstrap and fold seed")] = RESAMPLE_SEED,
     resamples: Annotated[int, Parameter(ge=100, le=20_000)] = DEFAULT_RESAMPLES,
 ) -> dict[str, Any]:
-    return await api_state(request).runtime.insights.compare_aggregation(
-        principal(request), run_id, folds=folds, repeats=repeats, seed=seed, resamples=resamples
-    )
+    """CPU-bound (seconds): ``repeats`` x ``resamples`` is bounded, a few run at once per
+    process (429 beyond), and the work stops when the client disconnects."""
+    if repeats * resamples > MAX_AGGREGATION_WORK:
+        raise ProblemError(
+            422,
+            f"repeats x resamples is at most {MAX_AGGREGATION_WORK:,} "
+            f"({repeats} x {resamples} asked)",
+            field="query.resamples",
+        )
+    state = api_state(request)
+    async with state.quotas.aggregation_slot():
+        return await unless_disconnected(
+            request,
+            state.runtime.insights.compare_aggregation(
+                principal(request),
+                run_id,
+                folds=folds,
+                repeats=repeats,
+                seed=seed,
+                resamples=resamples,
+            ),
+        )
 
 
 #: this resource's route handlers, registered by :func:`judge.api.app.create_app`

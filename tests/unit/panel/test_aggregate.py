@@ -10,7 +10,7 @@ import statistics
 import numpy as np
 import pytest
 
-from judge.calibration import ScoredItem, compare_aggregation
+from judge.calibration import ComparisonStopped, ScoredItem, compare_aggregation
 from judge.domain.aggregation_choice import choose_aggregation, reliability_weights
 from judge.domain.flags import Calibration
 from judge.domain.rubric import ReliabilityPolicy, Tolerance
@@ -220,6 +220,24 @@ def test_weighting_a_dominant_judge_helps_and_agreement_is_held_out() -> None:
     assert low > 0
     assert out.weighting_helps is True
     assert out.n == 80
+
+
+def test_a_comparison_stops_when_asked() -> None:
+    """The API asks between repeats whether its client is still there."""
+    rng = random.Random(2)
+    gold = [rng.randint(1, 5) for _ in range(60)]
+    noisy = {m: [min(5, max(1, g + rng.choice([-1, 0, 1]))) for g in gold] for m in JUDGES}
+    asked: list[int] = []
+
+    def gone() -> bool:
+        asked.append(1)
+        return len(asked) > 2
+
+    with pytest.raises(ComparisonStopped):
+        compare_aggregation(
+            ORDINAL, scored(gold, noisy), gold, JUDGES, Tolerance(), repeats=50, should_stop=gone
+        )
+    assert len(asked) == 3  # stopped at the third repeat, not after all fifty
 
 
 def test_equal_judges_show_no_gain() -> None:
