@@ -378,7 +378,11 @@ class ApiSettings(BaseModel):
         default="10/second;120/minute",
         description="requests with a missing or unknown key, per client address; beyond: 429",
     )
-    max_queued_per_key: int = Field(default=20_000, ge=1, description="unfinished items per key")
+    max_queued_per_key: int = Field(
+        default=100_000,
+        ge=1,
+        description="unfinished items per key (also caps one batch: a larger one gets 413)",
+    )
     max_queue_depth: int = Field(default=200_000, ge=1, description="queued items in total")
     max_item_chars: int = Field(default=100_000, ge=1, description="text of one item, all turns")
     max_calibration_items: int = Field(default=5_000, ge=1)

@@ -12,7 +12,11 @@ from pathlib import Path  # noqa: E402
 import pytest  # noqa: E402
 
 #: the fixtures that start real processes (Redis, PostgreSQL, the simulator, the service)
-pytest_plugins = ["tests.fixtures.stacks", "tests.fixtures.label_studio"]
+pytest_plugins = [
+    "tests.fixtures.stacks",
+    "tests.fixtures.in_process",
+    "tests.fixtures.label_studio",
+]
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"

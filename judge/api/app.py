@@ -98,11 +98,15 @@ def create_app(settings: Settings) -> Litestar:
                 RunGaugeCollector(settings.database_url, ttl_s=settings.run_gauges_ttl_s)
             )
             waiter = JobWaiter(runtime.jobs)
+            await waiter.start()
+            closers.append(waiter.stop)
+            sending: set[str] = set()  # embedded: a job is the runner's once it is queued
             if settings.redis_url:
                 from judge.runtime.notify import RedisNotifier
                 from judge.worker.dispatch import CeleryDispatcher
 
                 dispatcher: Any = OutboxDispatcher(CeleryDispatcher(settings), runtime.jobs)
+                sending = dispatcher.sending
                 notifier = RedisNotifier(settings.redis_url, waiter)
                 await notifier.start()
                 closers.append(notifier.stop)
@@ -113,7 +117,7 @@ def create_app(settings: Settings) -> Litestar:
                 closers.append(jobs.stop)
                 await jobs.start()
                 dispatcher, extras, mode = jobs, {}, "embedded"
-            drainer = OutboxDrainer(runtime.jobs, dispatcher)
+            drainer = OutboxDrainer(runtime.jobs, dispatcher, open_=sending)
             await drainer.start()
             closers.append(drainer.stop)
             api = settings.api

@@ -9,6 +9,7 @@ from typing import Any
 from litestar import Request
 
 from judge.api.quotas import Quotas
+from judge.api.waiting import UntilDisconnect
 from judge.runtime.composition import ServiceRuntime
 from judge.services.jobs import CompletionWaiter, Dispatcher
 from judge.services.keys import KeyCache
@@ -25,15 +26,15 @@ class ApiState:
     quotas: Quotas
     extras: dict[str, Any] = field(default_factory=dict)
 
-    @property
-    def intake(self) -> Intake:
+    def intake(self, request: Request[Any, Any, Any]) -> Intake:
         """This process's quotas, dispatcher and waiter, for the use cases that submit jobs
-        (:func:`judge.services.submission.submit_and_wait`)."""
+        (:func:`judge.services.submission.submit_and_wait`) in ``request``: its waits end
+        when its client disconnects."""
         api = self.runtime.settings.api
         return Intake(
             quota=self.quotas,
             dispatcher=self.dispatcher,
-            waiter=self.waiter,
+            waiter=UntilDisconnect(self.waiter, request),
             database=self.runtime.database,
             max_wait_s=api.max_wait_s,
             idempotency_ttl_s=api.idempotency_ttl_s,

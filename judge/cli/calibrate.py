@@ -317,16 +317,19 @@ class _RunByDefault(click.Group):
 @click.group("calibrate", cls=_RunByDefault)
 def calibrate() -> None:
     """Calibrate a panel against expert labels (``judge calibrate [run] --rubric ID FILES``),
-    plan further labelling, compare equal with reliability-weighted aggregation."""
+    plan further labelling, compare equal with reliability-weighted aggregation, share a run
+    with every API key."""
 
 
 def _register() -> None:
     from judge.cli.calibrate_plan import plan
+    from judge.cli.calibrate_share import share
     from judge.cli.compare_aggregation import compare_aggregation
 
     calibrate.add_command(run_calibration)
     calibrate.add_command(plan)
     calibrate.add_command(compare_aggregation)
+    calibrate.add_command(share)
 
 
 _register()

@@ -140,7 +140,7 @@ async def _score_all(
 
         async def one(item: Item) -> ScoreResult:
             async with limit:
-                return await runtime.jobs.scorer.score(rubric, item, panel)
+                return await runtime.jobs.scorer.score(rubric, item, panel, owner=None)
 
         return list(await asyncio.gather(*(one(i) for i in items)))
 

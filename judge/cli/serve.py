@@ -112,13 +112,14 @@ def worker(concurrency: int | None, loglevel: str) -> None:
     except (JudgeError, OSError) as exc:
         fail(getattr(exc, "message", str(exc)))
     from judge.worker.app import celery_app
+    from judge.worker.dispatch import QUEUES
 
     args = [
         "worker",
         "--pool=threads",
         f"--concurrency={concurrency or settings.worker.concurrency}",
         f"--loglevel={loglevel}",
-        "--queues=judge",
+        f"--queues={','.join(QUEUES)}",
         "--without-gossip",
         "--without-mingle",
         "--without-heartbeat",

@@ -31,6 +31,8 @@ from judge.domain.wire import (
 
 #: answers worth retrying: the server is rate limiting, or a dependency is briefly unavailable
 RETRY_STATUSES = (429, 503)
+#: transport errors worth retrying (with the request's own ``Idempotency-Key``)
+RETRY_EXCEPTIONS = [httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError]
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 FINAL_JOB_STATES = frozenset({"completed", "failed"})
 #: the longest ``?wait=`` sent; a longer wait goes on by polling (servers cap it anyway)
@@ -66,13 +68,15 @@ def client_options(
     base_url: str, key: str | None, timeout: float | None, retries: int, *, asynchronous: bool
 ) -> dict[str, Any]:
     """``httpx.Client``/``AsyncClient`` arguments: base URL, bearer key, and a transport that
-    retries 429 and 503 answers (POSTs too: they carry an ``Idempotency-Key``), waiting as
-    the ``Retry-After`` header says, else backing off exponentially."""
+    retries 429 and 503 answers and transport errors (a refused connection, a connection lost
+    before the answer, a timeout), waiting as the ``Retry-After`` header says, else backing
+    off exponentially. A retry re-sends the very request: a POST's ``Idempotency-Key`` is the
+    same on every try, so a retry after a lost answer returns what the first try created."""
     retry = Retry(
         total=retries,
         allowed_methods=["GET", "HEAD", "POST", "PUT", "DELETE"],
         status_forcelist=RETRY_STATUSES,
-        retry_on_exceptions=[],
+        retry_on_exceptions=RETRY_EXCEPTIONS,
         backoff_factor=0.5,
         max_backoff_wait=60.0,
         respect_retry_after_header=True,
@@ -87,8 +91,10 @@ def client_options(
     }
 
 
-def _idempotent() -> dict[str, str]:
-    return {IDEMPOTENCY_HEADER: uuid.uuid4().hex}
+def _idempotent(key: str | None = None) -> dict[str, str]:
+    """The ``Idempotency-Key`` header: the caller's ``key`` (the same key in a later call
+    returns what the first created), else a new one for this call and its retries."""
+    return {IDEMPOTENCY_HEADER: key or uuid.uuid4().hex}
 
 
 def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
@@ -103,29 +109,34 @@ def _wait_param(wait: float | None) -> dict[str, float]:
 
 
 def score_call(
-    rubric: str, item: dict[str, Any], panel: str | None, wait: float | None, version: str | None
+    rubric: str,
+    item: dict[str, Any],
+    panel: str | None,
+    wait: float | None,
+    version: str | None,
+    key: str | None = None,
 ) -> Call:
     body = _drop_none({"rubric": rubric, "item": item, "panel": panel, "rubric_version": version})
-    return Call("POST", "/v1/scores", _wait_param(wait), json=body, headers=_idempotent())
+    return Call("POST", "/v1/scores", _wait_param(wait), json=body, headers=_idempotent(key))
 
 
 def get_score_call(job_id: str) -> Call:
     return Call("GET", f"/v1/scores/{job_id}")
 
 
-def batch_call(items: list[Any], rubric: str, panel: str | None) -> Call:
+def batch_call(items: list[Any], rubric: str, panel: str | None, key: str | None = None) -> Call:
     body = _drop_none({"rubric": rubric, "panel": panel, "items": items})
-    return Call("POST", "/v1/batches", json=body, headers=_idempotent())
+    return Call("POST", "/v1/batches", json=body, headers=_idempotent(key))
 
 
-def jsonl_call(path: Path, rubric: str, panel: str | None) -> Call:
+def jsonl_call(path: Path, rubric: str, panel: str | None, key: str | None = None) -> Call:
     """A JSON Lines file uploaded as it is: the server numbers and rejects its lines."""
     return Call(
         "POST",
         "/v1/batches",
         _drop_none({"rubric": rubric, "panel": panel}),
         content=Path(path).read_bytes(),
-        headers={"Content-Type": NDJSON} | _idempotent(),
+        headers={"Content-Type": NDJSON} | _idempotent(key),
     )
 
 

@@ -70,10 +70,11 @@ class AsyncJudgeClient:
         wait: float | None = 60.0,
         panel: str | None = None,
         rubric_version: str | None = None,
+        idempotency_key: str | None = None,
     ) -> _core.Score:
         """As :meth:`judge.client.JudgeClient.score`."""
         deadline = None if wait is None else time.monotonic() + wait
-        call = _core.score_call(rubric, item, panel, wait, rubric_version)
+        call = _core.score_call(rubric, item, panel, wait, rubric_version, idempotency_key)
         result = _core.parse_score(await self.request(call))
         while (
             result.status not in _core.FINAL_JOB_STATES and deadline and await self._poll(deadline)
@@ -85,16 +86,28 @@ class AsyncJudgeClient:
         return _core.parse_score(await self.request(_core.get_score_call(job_id)))
 
     async def submit_batch(
-        self, items: list[Any], rubric: str, panel: str | None = None
+        self,
+        items: list[Any],
+        rubric: str,
+        panel: str | None = None,
+        *,
+        idempotency_key: str | None = None,
     ) -> AsyncBatchHandle:
-        view = _core.parse_batch(await self.request(_core.batch_call(items, rubric, panel)))
-        return AsyncBatchHandle(self, view)
+        """As :meth:`judge.client.JudgeClient.submit_batch`."""
+        call = _core.batch_call(items, rubric, panel, idempotency_key)
+        return AsyncBatchHandle(self, _core.parse_batch(await self.request(call)))
 
     async def submit_jsonl(
-        self, path: Path | str, rubric: str, panel: str | None = None
+        self,
+        path: Path | str,
+        rubric: str,
+        panel: str | None = None,
+        *,
+        idempotency_key: str | None = None,
     ) -> AsyncBatchHandle:
-        view = _core.parse_batch(await self.request(_core.jsonl_call(Path(path), rubric, panel)))
-        return AsyncBatchHandle(self, view)
+        """As :meth:`judge.client.JudgeClient.submit_jsonl`."""
+        call = _core.jsonl_call(Path(path), rubric, panel, idempotency_key)
+        return AsyncBatchHandle(self, _core.parse_batch(await self.request(call)))
 
     async def batch(self, batch_id: str) -> AsyncBatchHandle:
         data = await self.request(_core.batch_status_call(batch_id))

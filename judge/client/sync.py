@@ -25,7 +25,8 @@ class JudgeClient:
         base_url: e.g. ``http://127.0.0.1:8000``.
         key: an API key (sent as ``Authorization: Bearer``), when the server requires one.
         timeout: seconds per HTTP request (``None``: no limit).
-        retries: how often a 429 or 503 answer is retried (after ``Retry-After``).
+        retries: how often a 429 or 503 answer or a transport error is retried (after
+            ``Retry-After``), with the same ``Idempotency-Key``.
         poll_interval: seconds between status checks while waiting.
     """
 
@@ -81,14 +82,16 @@ class JudgeClient:
         wait: float | None = 60.0,
         panel: str | None = None,
         rubric_version: str | None = None,
+        idempotency_key: str | None = None,
     ) -> _core.Score:
         """Score one item; with ``wait``, up to that many seconds for the result. Returns a
         :class:`~judge.domain.wire.CompletedScore`, or the job's
-        :class:`~judge.domain.wire.JobStatus` when it failed or is not done in time."""
+        :class:`~judge.domain.wire.JobStatus` when it failed or is not done in time.
+        ``idempotency_key``: calling again with the same key (after this call raised, say)
+        returns the same job instead of scoring the item twice."""
         deadline = None if wait is None else time.monotonic() + wait
-        result = _core.parse_score(
-            self.request(_core.score_call(rubric, item, panel, wait, rubric_version))
-        )
+        call = _core.score_call(rubric, item, panel, wait, rubric_version, idempotency_key)
+        result = _core.parse_score(self.request(call))
         while result.status not in _core.FINAL_JOB_STATES and deadline and self._poll(deadline):
             result = _core.parse_score(self.request(_core.get_score_call(result.id)))
         return result
@@ -97,15 +100,32 @@ class JudgeClient:
         return _core.parse_score(self.request(_core.get_score_call(job_id)))
 
     # --- batches --------------------------------------------------------------------------
-    def submit_batch(self, items: list[Any], rubric: str, panel: str | None = None) -> BatchHandle:
-        """Queue ``items`` (item objects) as one batch."""
-        view = _core.parse_batch(self.request(_core.batch_call(items, rubric, panel)))
-        return BatchHandle(self, view)
+    def submit_batch(
+        self,
+        items: list[Any],
+        rubric: str,
+        panel: str | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> BatchHandle:
+        """Queue ``items`` (item objects) as one batch. Transport errors and 429/503 are
+        retried with this call's ``Idempotency-Key``; pass ``idempotency_key`` to make calling
+        again safe too (the same key returns the first batch, never a second one)."""
+        call = _core.batch_call(items, rubric, panel, idempotency_key)
+        return BatchHandle(self, _core.parse_batch(self.request(call)))
 
-    def submit_jsonl(self, path: Path | str, rubric: str, panel: str | None = None) -> BatchHandle:
-        """Upload a JSON Lines file (one item per line); bad lines come back as rejections."""
-        view = _core.parse_batch(self.request(_core.jsonl_call(Path(path), rubric, panel)))
-        return BatchHandle(self, view)
+    def submit_jsonl(
+        self,
+        path: Path | str,
+        rubric: str,
+        panel: str | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> BatchHandle:
+        """Upload a JSON Lines file (one item per line); bad lines come back as rejections.
+        ``idempotency_key`` as in :meth:`submit_batch`."""
+        call = _core.jsonl_call(Path(path), rubric, panel, idempotency_key)
+        return BatchHandle(self, _core.parse_batch(self.request(call)))
 
     def batch(self, batch_id: str) -> BatchHandle:
         """A handle on an existing batch."""

@@ -94,9 +94,25 @@ class BatchView(BaseModel):
     completed: int
     failed: int
     rejected: int
-    rejections: list[Rejection]
+    rejections: list[Rejection] = Field(
+        description="the first rejections (by line); the rest page by page at rejections_next"
+    )
+    rejections_next: str | None = Field(
+        default=None, description="the next page of rejections; null when all are shown"
+    )
     created_at: str
     results: str
+
+
+class RejectionPage(BaseModel):
+    """One page of a batch's rejected lines, by line number."""
+
+    batch_id: str
+    offset: int
+    limit: int
+    total: int
+    next_offset: int | None = Field(default=None, description="null on the last page")
+    rejections: list[Rejection]
 
 
 class RubricSummary(BaseModel):
@@ -146,6 +162,13 @@ class CalibrationView(BaseModel):
     rubric: RubricRef
     panel_name: str
     simulated: bool = False
+    owned: bool = Field(
+        default=True, description="started by the calling key (false: shared by an admin)"
+    )
+    shared: bool = Field(
+        default=False,
+        description="published by an admin: its evidence decides every key's flags",
+    )
     n_items: int
     created_at: str
     report_url: str
@@ -187,6 +210,7 @@ class RunSummary(BaseModel):
     panel_name: str
     rubric_version: str
     simulated: bool
+    shared: bool = Field(default=False, description="published by an admin for every key")
     created_at: str
     finished_at: str | None
     dimensions: dict[str, DimensionSummary]

@@ -1,10 +1,12 @@
 """Which calibration run feeds the flags of a rubric and panel (docs/DESIGN.md section 2).
 
-Runs match on the rubric's *content hash* (not its version string) and the panel's signature
-(models and parameters). Per dimension, the applicable run is the latest completed one whose
-independent units reach the policy's ``min_items``; a later, smaller run is stored and reported
-but does not displace it. Only when no run has enough items does the latest run apply (its
-flags then say ``insufficient_calibration``).
+Only runs the scored item's owner may rely on count: its own (keyless items: keyless runs)
+and those an admin published as shared. Runs match on the rubric's *content hash* (not its
+version string) and the panel's signature (models, parameters and endpoints). Per dimension,
+the applicable run is the latest completed one whose independent units reach the policy's
+``min_items``; a later, smaller run is stored and reported but does not displace it. Only when
+no run has enough units does the latest run apply (its flags then say
+``insufficient_calibration``).
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from pydantic import TypeAdapter
-from sqlalchemy import select
+from sqlalchemy import select, true, update
+from sqlalchemy.sql.elements import ColumnElement
 from sqlmodel import col
 
 from judge.domain.flags import Calibration, FlagEvidence
 from judge.domain.rubric import Rubric
 from judge.persistence.database import Database
-from judge.persistence.tables import CalibrationRun
+from judge.persistence.tables import CalibrationRun, CalibrationShare, utcnow
 
 COMPLETED = "completed"
 _PAGE = 25
@@ -40,15 +43,25 @@ def evidence_json(evidence: Mapping[str, FlagEvidence]) -> str:
     return json.dumps(STORED_EVIDENCE.dump_python(dict(evidence), mode="json"))
 
 
+def relied_on_by(owner: str | None) -> ColumnElement[bool]:
+    """The runs whose evidence may decide the flags of ``owner``'s items (None: keyless)."""
+    mine = col(CalibrationRun.owner_key_id)
+    return (mine.is_(None) if owner is None else mine == owner) | (
+        col(CalibrationRun.shared) == true()
+    )
+
+
 async def applicable_calibrations(
     database: Database,
     *,
+    owner: str | None,
     rubric_hash: str,
     panel_signature: str,
     min_items: int,
     dimensions: frozenset[str],
 ) -> dict[str, Calibration]:
-    """Per dimension: the latest run with units >= ``min_items``, else the latest run at all.
+    """Per dimension, of the runs ``owner`` may rely on (:func:`relied_on_by`): the latest
+    run with units >= ``min_items``, else the latest run at all.
 
     Reads runs newest first, a page at a time, and stops once every dimension in
     ``dimensions`` has a run with enough items.
@@ -68,6 +81,7 @@ async def applicable_calibrations(
                     col(CalibrationRun.rubric_hash) == rubric_hash,
                     col(CalibrationRun.status) == COMPLETED,
                     col(CalibrationRun.panel_signature) == panel_signature,
+                    relied_on_by(owner),
                 )
                 .order_by(col(CalibrationRun.finished_at).desc(), col(CalibrationRun.id))
                 .offset(offset)
@@ -92,25 +106,60 @@ class SqlCalibrations:
     def __init__(self, database: Database, *, ttl_s: float = 5.0) -> None:
         self._db = database
         self._ttl = ttl_s
-        self._memo: dict[tuple[str, str, int], tuple[float, dict[str, Calibration]]] = {}
+        self._memo: dict[
+            tuple[str | None, str, str, int], tuple[float, dict[str, Calibration]]
+        ] = {}
 
     def forget(self) -> None:
         self._memo.clear()
 
     async def latest(
-        self, rubric: Rubric, panel: _Panel, min_items: int
+        self, rubric: Rubric, panel: _Panel, min_items: int, *, owner: str | None
     ) -> Mapping[str, Calibration]:
-        key = (rubric.content_hash, panel.signature(), min_items)
+        key = (owner, rubric.content_hash, panel.signature(), min_items)
         hit = self._memo.get(key)
         now = time.monotonic()
         if hit is not None and now - hit[0] < self._ttl:
             return hit[1]
         found = await applicable_calibrations(
             self._db,
-            rubric_hash=key[0],
-            panel_signature=key[1],
+            owner=owner,
+            rubric_hash=key[1],
+            panel_signature=key[2],
             min_items=min_items,
             dimensions=frozenset(d.id for d in rubric.dimensions if d.scale.type != "free_text"),
         )
         self._memo[key] = (now, found)
         return found
+
+
+async def visibility(database: Database, run_id: str) -> tuple[bool, str | None, bool]:
+    """Whether the run exists, the key that started it (None: keyless) and whether it is
+    shared (then every key may read it)."""
+    async with database.session() as session:
+        rows = await session.execute(
+            select(col(CalibrationRun.owner_key_id), col(CalibrationRun.shared)).where(
+                col(CalibrationRun.id) == run_id
+            )
+        )
+        found = rows.first()
+    if found is None:
+        return False, None, False
+    return True, found[0], bool(found[1])
+
+
+async def set_shared(database: Database, run_id: str, *, shared: bool, by: str | None) -> bool:
+    """Publish the run for every key (or withdraw it) and record the decision; False when
+    there is no such run."""
+    now = utcnow()
+    async with database.session() as session:
+        done = await session.execute(
+            update(CalibrationRun)
+            .where(col(CalibrationRun.id) == run_id)
+            .values(shared=shared, shared_by=by, shared_at=now)
+        )
+        if not getattr(done, "rowcount", 0):
+            return False
+        session.add(CalibrationShare(run_id=run_id, shared=shared, by_key_id=by, at=now))
+        await session.commit()
+    return True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import false, or_, select, update
+from sqlalchemy import false, or_, select, true, update
 from sqlmodel import col
 
 from judge.persistence.database import Database
@@ -59,10 +59,12 @@ async def listed(
 async def calibration_runs(
     database: Database, rubric_id: str, *, owners: Owners, offset: int, limit: int
 ) -> list[CalibrationRun]:
-    """Up to ``limit`` calibration runs of a rubric from ``offset``, oldest first."""
+    """Up to ``limit`` calibration runs of a rubric from ``offset``, oldest first: those of
+    ``owners`` and those an admin shared."""
     query = select(CalibrationRun).where(col(CalibrationRun.rubric_id) == rubric_id)
     if owners is not None:  # None: ALL
-        query = query.where(_owned(col(CalibrationRun.owner_key_id), owners))
+        shared = col(CalibrationRun.shared) == true()
+        query = query.where(or_(_owned(col(CalibrationRun.owner_key_id), owners), shared))
     async with database.session() as session:
         rows = await session.execute(
             query.order_by(col(CalibrationRun.created_at), col(CalibrationRun.id))

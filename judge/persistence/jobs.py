@@ -55,6 +55,10 @@ class BatchProgress:
         return RUNNING if self.running or self.completed or self.failed else QUEUED
 
 
+#: rows added and flushed at a time by one insert (all in its one transaction)
+FLUSH_CHUNK = 1_000
+
+
 async def _try_insert(
     database: Database, parents: Sequence[SQLModel], rows: Sequence[SQLModel], *, commit: bool
 ) -> BaseException | None:
@@ -64,12 +68,15 @@ async def _try_insert(
         try:
             session.add_all(list(parents))
             await session.flush()
-            session.add_all(list(rows))
-            await session.flush()
+            # the outbox, in the same transaction: a crash before the jobs are sent leaves
+            # them there for the drainer (services/outbox.py)
+            outbox = [JobOutbox(job_id=r.id) for r in rows if isinstance(r, ScoreJob)]
+            for part in (rows, outbox if commit else []):
+                # a flush per chunk: preparing a chunk's rows holds the event loop only briefly
+                for start in range(0, len(part), FLUSH_CHUNK):
+                    session.add_all(list(part[start : start + FLUSH_CHUNK]))
+                    await session.flush()
             if commit:
-                # the outbox, in the same transaction: a crash before the jobs are sent
-                # leaves them there for the drainer (services/outbox.py)
-                session.add_all(JobOutbox(job_id=r.id) for r in rows if isinstance(r, ScoreJob))
                 await session.commit()
             else:
                 await session.rollback()
@@ -442,6 +449,17 @@ async def unfinished_jobs(session: AsyncSession, *, expire_leases: bool) -> list
         .order_by(col(ScoreJob.created_at), col(ScoreJob.position))
     )
     return list(result.scalars().all())
+
+
+async def unfinished_among(session: AsyncSession, job_ids: Sequence[str]) -> set[str]:
+    """Those of ``job_ids`` that are queued or running (a missing job is not: nothing more
+    will happen to it)."""
+    result = await session.execute(
+        select(col(ScoreJob.id)).where(
+            col(ScoreJob.id).in_(list(job_ids)), col(ScoreJob.status).in_([QUEUED, RUNNING])
+        )
+    )
+    return set(result.scalars().all())
 
 
 async def count_unfinished(session: AsyncSession, owner: str | None) -> int:

@@ -1,7 +1,8 @@
 """Which dimensions a panel's latest verbosity probe marked.
 
 A dimension stays ``length_sensitive`` for a rubric (content hash) and panel (signature) until
-a later completed verbosity probe of that panel clears it: only the latest one counts.
+a later completed verbosity probe of that panel clears it: only the latest one counts, of the
+probes run by the scored item's owner (keyless items: keyless probes), never another key's.
 """
 
 from __future__ import annotations
@@ -25,8 +26,11 @@ class _Panel(Protocol):
     def signature(self) -> str: ...
 
 
-async def length_sensitive(database: Database, rubric_hash: str, signature: str) -> frozenset[str]:
-    """Dimensions the latest completed verbosity probe of this rubric and panel marked."""
+async def length_sensitive(
+    database: Database, owner: str | None, rubric_hash: str, signature: str
+) -> frozenset[str]:
+    """Dimensions the latest completed verbosity probe of ``owner``, rubric and panel marked."""
+    mine = col(ProbeRun.owner_key_id)
     async with database.session() as session:
         rows = await session.execute(
             select(col(ProbeRun.flags_json))
@@ -35,6 +39,7 @@ async def length_sensitive(database: Database, rubric_hash: str, signature: str)
                 col(ProbeRun.kind) == VERBOSITY,
                 col(ProbeRun.status) == COMPLETED,
                 col(ProbeRun.panel_signature) == signature,
+                mine.is_(None) if owner is None else mine == owner,
             )
             .order_by(col(ProbeRun.finished_at).desc(), col(ProbeRun.id).desc())
             .limit(1)
@@ -51,13 +56,15 @@ class SqlProbeFlags:
     def __init__(self, database: Database, *, ttl_s: float = 5.0) -> None:
         self._db = database
         self._ttl = ttl_s
-        self._memo: dict[tuple[str, str], tuple[float, frozenset[str]]] = {}
+        self._memo: dict[tuple[str | None, str, str], tuple[float, frozenset[str]]] = {}
 
     def forget(self) -> None:
         self._memo.clear()
 
-    async def length_sensitive(self, rubric: Rubric, panel: _Panel) -> frozenset[str]:
-        key = (rubric.content_hash, panel.signature())
+    async def length_sensitive(
+        self, rubric: Rubric, panel: _Panel, *, owner: str | None
+    ) -> frozenset[str]:
+        key = (owner, rubric.content_hash, panel.signature())
         hit = self._memo.get(key)
         now = time.monotonic()
         if hit is not None and now - hit[0] < self._ttl:

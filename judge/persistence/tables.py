@@ -197,12 +197,33 @@ class CalibrationRun(SQLModel, table=True):
     simulated: bool = Field(
         default=False, sa_column=Column(Boolean, nullable=False, server_default=false())
     )
+    shared: bool = Field(
+        default=False,
+        sa_column=Column(Boolean, nullable=False, server_default=false()),
+        description="published by an admin: applies to every key's flags, and every key reads it",
+    )
+    shared_by: str | None = Field(
+        default=None, max_length=32, description="the admin key that last published or withdrew it"
+    )
+    shared_at: datetime | None = Field(default=None, sa_column=_ts())
     labels_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     dimensions_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))
     report_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
     finished_at: datetime | None = Field(default=None, sa_column=_ts())
+
+
+class CalibrationShare(SQLModel, table=True):
+    """One admin decision to publish a calibration run for every key or to withdraw it."""
+
+    __tablename__ = "calibration_shares"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: str = Field(foreign_key="calibration_runs.id", max_length=32, index=True)
+    shared: bool = Field(sa_column=Column(Boolean, nullable=False))
+    by_key_id: str | None = Field(default=None, max_length=32)
+    at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
 
 
 class ProbeRun(SQLModel, table=True):

@@ -12,58 +12,115 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import itertools
 import logging
 from collections.abc import Sequence
 from typing import Protocol
 
 from judge.runtime.job_retry import JobRetryPolicy
 from judge.runtime.sweeper import sweep_forever
-from judge.services.jobs import JobService, failure_message, is_finished
+from judge.services.jobs import JobService, failure_message
 
 log = logging.getLogger(__name__)
 
 
+class _Wait:
+    """One caller's wait: the jobs it still waits for, and the future that wakes it."""
+
+    __slots__ = ("done", "pending")
+
+    def __init__(self, pending: set[str], done: asyncio.Future[None]) -> None:
+        self.pending = pending
+        self.done = done
+
+    def finished(self, job_id: str) -> None:
+        self.pending.discard(job_id)
+        if not self.pending and not self.done.done():
+            self.done.set_result(None)
+
+
 class JobWaiter:
     """Wake callers waiting for jobs: ``notify`` after a job finishes; ``wait`` until all the
-    given jobs are finished or the timeout passes. Missed notifications are covered by a
-    periodic look at the database."""
+    given jobs are finished or the timeout passes.
 
-    def __init__(self, jobs: JobService, *, poll_s: float = 0.25) -> None:
+    Waiters are woken by the completion notices alone (no waiter polls the database). Notices
+    lost on the way (a Redis subscription dropped for a moment) are covered by one shared check
+    every ``check_s`` (:meth:`start`), a single query for every job still awaited, however
+    many callers wait. A caller that stops waiting (its client went away: the wait is
+    cancelled) leaves nothing behind."""
+
+    def __init__(self, jobs: JobService, *, check_s: float = 1.0) -> None:
         self._jobs = jobs
-        self._poll_s = poll_s
-        self._events: dict[str, asyncio.Event] = {}
+        self._check_s = check_s
+        self._by_job: dict[str, list[_Wait]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def awaited(self) -> int:
+        """How many distinct jobs someone is waiting for."""
+        return len(self._by_job)
 
     def notify(self, job_id: str) -> None:
-        event = self._events.get(job_id)
-        if event is not None:
-            event.set()
-
-    async def _finished(self, job_id: str) -> bool:
-        job = await self._jobs.get_job(job_id)
-        return job is None or is_finished(job)
+        for wait in self._by_job.pop(job_id, ()):
+            wait.finished(job_id)
 
     async def wait(self, job_ids: Sequence[str], timeout: float) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        pending = list(job_ids)
-        events = {j: self._events.setdefault(j, asyncio.Event()) for j in pending}
+        if timeout <= 0 or not job_ids:
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        wait = _Wait(set(job_ids), done)
+        # registered before the look at the database: a notice between the two is not lost
+        for job_id in wait.pending:
+            self._by_job.setdefault(job_id, []).append(wait)
         try:
-            while pending:
-                pending = [j for j in pending if not await self._finished(j)]
-                remaining = deadline - loop.time()
-                if not pending or remaining <= 0:
-                    return
-                waits = [asyncio.ensure_future(events[j].wait()) for j in pending]
-                try:
-                    await asyncio.wait(
-                        waits, timeout=min(remaining, self._poll_s), return_when="ALL_COMPLETED"
-                    )
-                finally:
-                    for w in waits:
-                        w.cancel()
+            unfinished = await self._jobs.unfinished_among(sorted(wait.pending))
+            for job_id in wait.pending - unfinished:
+                self._release(job_id, wait)
+                wait.finished(job_id)
+            if wait.pending:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(done, timeout)
         finally:
-            for j in events:
-                self._events.pop(j, None)
+            for job_id in list(wait.pending):
+                self._release(job_id, wait)
+            if not done.done():
+                done.cancel()
+
+    def _release(self, job_id: str, wait: _Wait) -> None:
+        waits = self._by_job.get(job_id)
+        if waits is None:
+            return
+        with contextlib.suppress(ValueError):
+            waits.remove(wait)
+        if not waits:
+            del self._by_job[job_id]
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._check_forever())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def check(self) -> None:
+        """Wake the waiters of every awaited job that has finished (its notice was lost)."""
+        awaited = list(self._by_job)
+        if awaited:
+            unfinished = await self._jobs.unfinished_among(awaited)
+            for job_id in awaited:
+                if job_id not in unfinished:
+                    self.notify(job_id)
+
+    async def _check_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._check_s)
+            try:
+                await self.check()
+            except Exception:  # the database is away: notices still wake the waiters
+                log.warning("could not check the awaited jobs", exc_info=True)
 
 
 class Notify(Protocol):
@@ -73,19 +130,27 @@ class Notify(Protocol):
     def notify(self, job_id: str) -> None: ...
 
 
+_Queued = tuple[int, int, str, contextvars.Context | None]
+
+
 class InProcessRunner:
     def __init__(self, jobs: JobService, waiter: Notify, *, concurrency: int) -> None:
         self._jobs = jobs
         self._waiter = waiter
         self._concurrency = concurrency
-        #: job ids with the context of their dispatch (an HTTP request's trace, when tracing)
-        self._queue: asyncio.Queue[tuple[str, contextvars.Context | None]] = asyncio.Queue()
+        #: (lane, order, job id, the context of its dispatch: an HTTP request's trace, when
+        #: tracing); the interactive lane (0) is served before the bulk lane's backlog (1)
+        self._queue: asyncio.PriorityQueue[_Queued] = asyncio.PriorityQueue()
+        self._order = itertools.count()
         self._tasks: list[asyncio.Task[None]] = []
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None:
+    def _put(self, job_id: str, context: contextvars.Context | None, interactive: bool) -> None:
+        self._queue.put_nowait((0 if interactive else 1, next(self._order), job_id, context))
+
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         context = contextvars.copy_context()
         for job_id in job_ids:  # a copy each: a job's spans must not become another's parent
-            self._queue.put_nowait((job_id, context.copy()))
+            self._put(job_id, context.copy(), interactive)
         # queued in memory: a restart finds them as unfinished jobs, the outbox is not needed
         await self._jobs.mark_sent(job_ids)
 
@@ -109,7 +174,7 @@ class InProcessRunner:
 
     async def _work(self) -> None:
         while True:
-            job_id, context = await self._queue.get()
+            _, _, job_id, context = await self._queue.get()
             try:
                 # in the dispatcher's context, so the job's spans join the request's trace
                 await asyncio.create_task(self._jobs.run_job(job_id), context=context)
@@ -138,4 +203,4 @@ class InProcessRunner:
             attempts = 1
         delay = policy.delay_s(max(attempts - 1, 0))
         log.warning("job %s raised %r; retrying in %.0fs", job_id, exc, delay)
-        asyncio.get_running_loop().call_later(delay, self._queue.put_nowait, (job_id, None))
+        asyncio.get_running_loop().call_later(delay, self._put, job_id, None, False)

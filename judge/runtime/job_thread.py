@@ -56,10 +56,10 @@ class JobThread:
 
         await self._thread.call(open_runner())
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None:
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         if self._thread is None or self._runner is None:
             raise RuntimeError("the job thread is not started")
-        await self._thread.call(self._runner.dispatch(list(job_ids)))
+        await self._thread.call(self._runner.dispatch(list(job_ids), interactive=interactive))
 
     async def stop(self) -> None:
         if self._thread is None:

@@ -45,7 +45,7 @@ class RedisNotifier:
                             self._waiter.notify(data.decode() if isinstance(data, bytes) else data)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # Redis went away: the waiters' database polls cover the gap
+            except Exception:  # Redis went away: the waiter's shared check covers the gap
                 log.warning("lost the Redis subscription; reconnecting", exc_info=True)
                 await asyncio.sleep(1.0)
 
@@ -53,5 +53,5 @@ class RedisNotifier:
 async def publish_done(client: Any, job_id: str) -> None:
     try:
         await client.publish(CHANNEL, job_id)
-    except Exception:  # a lost notice only delays a waiter until its next database poll
+    except Exception:  # a lost notice only delays a waiter until the shared check
         log.warning("could not publish completion of job %s", job_id, exc_info=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import timedelta
 
 from judge.persistence import idempotency
@@ -37,44 +37,59 @@ class OutboxDispatcher:
         self._inner = inner
         self._jobs = jobs
         self._chunk = chunk
+        #: jobs a dispatch of this process is still sending (their rows are not the drainer's)
+        self.sending: set[str] = set()
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None:
-        for start in range(0, len(job_ids), self._chunk):
-            part = job_ids[start : start + self._chunk]
-            try:
-                await self._inner.dispatch(part)
-            except Exception:
-                left = len(job_ids) - start
-                log.warning(
-                    "could not enqueue %d job(s); the outbox will retry", left, exc_info=True
-                )
-                return
-            try:
-                await self._jobs.mark_sent(part)
-            except Exception:  # the drainer sends them again: a harmless duplicate
-                log.warning("could not clear %d outbox row(s)", len(part), exc_info=True)
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
+        unsent = list(job_ids)
+        self.sending.update(unsent)
+        try:
+            for start in range(0, len(unsent), self._chunk):
+                part = unsent[start : start + self._chunk]
+                try:
+                    await self._inner.dispatch(part, interactive=interactive)
+                except Exception:
+                    left = len(unsent) - start
+                    log.warning(
+                        "could not enqueue %d job(s); the outbox will retry", left, exc_info=True
+                    )
+                    return
+                self.sending.difference_update(part)
+                try:
+                    await self._jobs.mark_sent(part)
+                except Exception:  # the drainer sends them again: a harmless duplicate
+                    log.warning("could not clear %d outbox row(s)", len(part), exc_info=True)
+        finally:
+            self.sending.difference_update(unsent)
 
 
 class OutboxDrainer:
-    def __init__(self, jobs: JobService, dispatcher: Dispatcher) -> None:
+    """Sends the outbox rows that requests left behind. Rows of a submission this process is
+    still sending (``open``: an :class:`OutboxDispatcher`'s ``sending``) are never re-sent,
+    however long a large batch takes to send."""
+
+    def __init__(
+        self, jobs: JobService, dispatcher: Dispatcher, *, open_: Collection[str] = frozenset()
+    ) -> None:
         self._jobs = jobs
         self._dispatcher = dispatcher
+        self._open = open_
         self._task: asyncio.Task[None] | None = None
 
     async def drain(self, *, grace_s: float) -> int:
         """Send every outbox row older than ``grace_s`` (younger ones belong to requests
-        still sending them); returns how many."""
+        still sending them) and not of an open submission; returns how many."""
         sent = 0
         while True:
             before = utcnow() - timedelta(seconds=grace_s)
             async with self._jobs.database.session() as session:
-                ids = await repo.outbox_pending(session, before=before, limit=DRAIN_BATCH)
-            if not ids:
-                return sent
-            log.info("sending %d job(s) left in the outbox", len(ids))
-            await self._dispatcher.dispatch(ids)
-            sent += len(ids)
-            if len(ids) < DRAIN_BATCH:
+                found = await repo.outbox_pending(session, before=before, limit=DRAIN_BATCH)
+            ids = [job_id for job_id in found if job_id not in self._open]
+            if ids:
+                log.info("sending %d job(s) left in the outbox", len(ids))
+                await self._dispatcher.dispatch(ids)
+                sent += len(ids)
+            if len(found) < DRAIN_BATCH or not ids:
                 return sent
 
     async def start(self) -> None:

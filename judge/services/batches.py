@@ -3,18 +3,29 @@ its results page by page in submission order, as the caller may see them."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import anyio.to_thread
+
 from judge.domain.escalations import Escalation, EscalationsView, escalated_dimensions
 from judge.domain.principal import Principal
 from judge.domain.result import ScoreResult
-from judge.domain.wire import BatchView, CompletedLine, JobStatusLine, Rejection, RubricRef
+from judge.domain.wire import (
+    BatchView,
+    CompletedLine,
+    JobStatusLine,
+    Rejection,
+    RejectionPage,
+    RubricRef,
+)
 from judge.errors import BatchNotFound, BatchTooLarge, ItemInvalid
 from judge.persistence import jobs as repo
-from judge.persistence.tables import ScoreJob
+from judge.persistence.jobs import BatchProgress
+from judge.persistence.tables import Batch, ScoreJob
 from judge.services.access import check_readable
 from judge.services.idempotency import IdempotencyKey, Submission
 from judge.services.jobs import JobService
@@ -23,6 +34,8 @@ from judge.services.submission import Intake, Persisted, submit_and_wait
 
 #: one line of a batch's results
 ResultLine = CompletedLine | JobStatusLine
+#: rejections shown in the batch view itself (the rest: ``GET .../rejections``)
+REJECTIONS_SHOWN = 100
 
 
 @dataclass
@@ -39,30 +52,43 @@ class BatchService:
         lines: Sequence[tuple[int, Any | Rejection]],
         idempotency: IdempotencyKey | None = None,
     ) -> BatchView:
-        """Submit numbered lines (items, or the rejections of lines that could not be read)."""
-        limit = self.jobs.settings.api.max_batch_items
+        """Submit numbered lines (items, or the rejections of lines that could not be read).
+
+        At most ``max_batch_items`` lines, and never more than the per-key queue quota (a
+        batch that no wait could admit is too large, not a 429 to retry). The lines are
+        validated in a thread, off the event loop; only the valid ones count against the
+        quota."""
+        api = self.jobs.settings.api
+        limit = min(api.max_batch_items, api.max_queued_per_key)
         if len(lines) > limit:
             raise BatchTooLarge(limit, len(lines))
         if not lines:
             raise ItemInvalid("items", "the batch has no items")
-
-        async def persist(record: Submission | None) -> Persisted:
-            batch, job_ids = await self.jobs.submit_batch(
+        prepared = await anyio.to_thread.run_sync(
+            functools.partial(
+                self.jobs.prepare_batch,
                 rubric_id=rubric_id,
                 panel_name=panel_name,
                 lines=lines,
                 owner=who.owner,
-                idempotency=record,
             )
+        )
+
+        async def persist(record: Submission | None) -> Persisted:
+            batch, job_ids = await self.jobs.store_batch(prepared, idempotency=record)
             return Persisted(batch.id, job_ids)
 
         submitted = await submit_and_wait(
-            intake, who, persist, items=len(lines), resource="batches", idempotency=idempotency
+            intake,
+            who,
+            persist,
+            items=len(prepared.jobs),
+            resource="batches",
+            idempotency=idempotency,
         )
         return await self.view(who, submitted.id)
 
-    async def view(self, who: Principal, batch_id: str) -> BatchView:
-        """The batch's progress as ``GET /v1/batches/{id}`` shows it."""
+    async def _readable(self, who: Principal, batch_id: str) -> tuple[Batch, BatchProgress]:
         # on the database's read loop and pool (a poll never waits behind running jobs), in
         # one statement
         found = await self.jobs.database.read(
@@ -70,8 +96,31 @@ class BatchService:
         )
         if found is None:
             raise BatchNotFound(batch_id)
-        batch, progress = found
-        check_readable(who, batch.owner_key_id, BatchNotFound(batch_id))
+        check_readable(who, found[0].owner_key_id, BatchNotFound(batch_id))
+        return found
+
+    async def rejections(
+        self, who: Principal, batch_id: str, *, offset: int, limit: int
+    ) -> RejectionPage:
+        """``limit`` of the batch's rejected lines from ``offset``, by line number."""
+        batch, _ = await self._readable(who, batch_id)
+        every = json.loads(batch.rejections_json)
+        more = offset + limit < len(every)
+        return RejectionPage(
+            batch_id=batch.id,
+            offset=offset,
+            limit=limit,
+            total=len(every),
+            next_offset=offset + limit if more else None,
+            rejections=every[offset : offset + limit],
+        )
+
+    async def view(self, who: Principal, batch_id: str) -> BatchView:
+        """The batch's progress as ``GET /v1/batches/{id}`` shows it, with its first
+        rejections (a link to the rest)."""
+        batch, progress = await self._readable(who, batch_id)
+        rejections = json.loads(batch.rejections_json)
+        more = len(rejections) > REJECTIONS_SHOWN
         return BatchView(
             id=batch.id,
             status=progress.status,
@@ -85,7 +134,10 @@ class BatchService:
             completed=progress.completed,
             failed=progress.failed,
             rejected=batch.rejected,
-            rejections=json.loads(batch.rejections_json),
+            rejections=rejections[:REJECTIONS_SHOWN],
+            rejections_next=(
+                f"/v1/batches/{batch.id}/rejections?offset={REJECTIONS_SHOWN}" if more else None
+            ),
             created_at=batch.created_at.isoformat(),
             results=f"/v1/batches/{batch.id}/results",
         )

@@ -151,7 +151,9 @@ class CalibrationInsights:
             raise ItemInvalid("budget", "must be at least 1")
         if target is not None and not -1 <= target <= 1:
             raise ItemInvalid("target_ci_lower", "must be between -1 and 1")
-        found = await jobs.scorer.calibrations.latest(rubric, panel, policy.min_items)
+        found = await jobs.scorer.calibrations.latest(
+            rubric, panel, policy.min_items, owner=who.owner
+        )
         plan = functools.partial(
             calibration_plan,
             rubric,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -43,15 +44,18 @@ from judge.domain.wire import CalibrationView
 from judge.errors import CalibrationNotFound, CalibrationTooLarge, ItemInvalid
 from judge.persistence import jobs as repo
 from judge.persistence import runs
-from judge.persistence.calibrations import evidence_json
+from judge.persistence.calibrations import evidence_json, set_shared, visibility
 from judge.persistence.database import Database
 from judge.persistence.tables import Batch, CalibrationRun, ScoreJob
+from judge.services.access import can_read
 from judge.services.canary_drift import CanaryDrift
 from judge.services.jobs import DB_REFUSED, JobService, new_id
 from judge.services.runs import BatchRuns, run_fields
 from judge.services.submission import Intake
 
 CALIBRATION = "calibration"
+SHARING = {True: "shared", False: "withdrawn"}
+log = logging.getLogger(__name__)
 
 
 class LabelledItem(BaseModel):
@@ -285,6 +289,25 @@ class CalibrationService(BatchRuns[CalibrationView]):
             owner=run.owner_key_id,
         )
 
+    async def check_readable(self, who: Principal, run_id: str) -> None:
+        """``CalibrationNotFound`` unless the run exists and ``who`` owns it, is an admin, or
+        an admin shared the run (a shared run decides every key's flags: all may read it)."""
+        exists, owner, shared = await visibility(self.jobs.database, run_id)
+        if not exists or not (shared or can_read(who, owner)):
+            raise CalibrationNotFound(run_id)
+
+    async def share(self, who: Principal, run_id: str, *, shared: bool) -> CalibrationView:
+        """Publish the run so that it applies to every key's flags (``shared``), or withdraw
+        it: an admin's decision, recorded with the admin's key and the time. Anyone else is
+        told there is no such run."""
+        if not who.admin or not await set_shared(
+            self.jobs.database, run_id, shared=shared, by=who.key_id
+        ):
+            raise CalibrationNotFound(run_id)
+        log.info("calibration %s %s by key %s", run_id, SHARING[shared], who.key_id)
+        self.jobs.scorer.calibrations.forget()
+        return await self.view(who, run_id)
+
     async def view(self, who: Principal, run_id: str) -> CalibrationView:
         """The run as stored, if ``who`` may read it (a read: it never computes the report)."""
         await self.check_readable(who, run_id)
@@ -292,7 +315,12 @@ class CalibrationService(BatchRuns[CalibrationView]):
         if run is None:
             raise CalibrationNotFound(run_id)
         shown = await run_fields(self.jobs.database, run)
-        shown |= {"label": run.label, "report_url": f"/v1/calibrations/{run.id}/report"}
+        shown |= {
+            "label": run.label,
+            "report_url": f"/v1/calibrations/{run.id}/report",
+            "owned": run.owner_key_id == who.key_id,
+            "shared": run.shared,
+        }
         return CalibrationView.model_validate(shown)
 
 

@@ -134,6 +134,7 @@ def _run_summary(run: CalibrationRun) -> dict[str, Any]:
         "panel_name": run.panel_name,
         "rubric_version": run.rubric_version,
         "simulated": run.simulated,
+        "shared": run.shared,
         "created_at": run.created_at.isoformat(),
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
         "dimensions": {

@@ -41,9 +41,12 @@ log = logging.getLogger(__name__)
 
 
 class Dispatcher(Protocol):
-    """Hands job ids to whatever runs them (in-process runner or Celery), after commit."""
+    """Hands job ids to whatever runs them (in-process runner or Celery), after commit.
+    ``interactive`` jobs (a single score a caller is waiting for) go in a lane of their own
+    that runners serve before the bulk lane's backlog (batches, calibrations, probes), so a
+    score is never stuck behind another key's batch."""
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None: ...
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None: ...
 
 
 class BatchFollower(Protocol):
@@ -59,6 +62,16 @@ class CompletionWaiter(Protocol):
     async def wait(self, job_ids: Sequence[str], timeout: float) -> None: ...
 
     def notify(self, job_id: str) -> None: ...
+
+
+@dataclass
+class PreparedBatch:
+    """A validated batch not yet stored: its jobs and the rejections of its other lines."""
+
+    batch: Batch
+    rubric_id: str
+    jobs: list[ScoreJob] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
 
 
 def new_id() -> str:
@@ -153,16 +166,16 @@ class JobService:
         metrics.job_submitted(rubric.id)
         return job
 
-    async def submit_batch(
+    def prepare_batch(
         self,
         *,
         rubric_id: str,
         panel_name: str | None,
         lines: Sequence[tuple[int, Any | Rejection]],
         owner: str | None = None,
-        idempotency: Submission | None = None,
-    ) -> tuple[Batch, list[str]]:
-        """Persist a batch: valid lines become jobs; invalid ones are recorded as rejections."""
+    ) -> PreparedBatch:
+        """Validate every line (CPU-bound: callers on an event loop run it in a thread): valid
+        lines become jobs, the others rejections. Nothing is stored."""
         rubric = self.rubric(rubric_id)
         panel = self.panel(panel_name)
         batch = Batch(
@@ -173,23 +186,26 @@ class JobService:
             panel_name=panel.name,
             owner_key_id=owner,
         )
-        jobs: list[ScoreJob] = []
-        rejections: list[Rejection] = []
+        prepared = PreparedBatch(batch, rubric.id)
         ids: dict[str, int] = {}  # item id -> the line that has it
         for line_no, raw in lines:
             if isinstance(raw, Rejection):
-                rejections.append(raw)
+                prepared.rejections.append(raw)
                 continue
             try:
                 item = self.validate(raw, rubric)
             except ItemInvalid as exc:
-                rejections.append(Rejection(line=line_no, field=exc.field, message=exc.detail))
+                prepared.rejections.append(
+                    Rejection(line=line_no, field=exc.field, message=exc.detail)
+                )
                 continue
             if item.id is not None and ids.setdefault(item.id, line_no) != line_no:
                 duplicate = f"duplicate of line {ids[item.id]}: item ids must be unique"
-                rejections.append(Rejection(line=line_no, field="item.id", message=duplicate))
+                prepared.rejections.append(
+                    Rejection(line=line_no, field="item.id", message=duplicate)
+                )
                 continue
-            jobs.append(
+            prepared.jobs.append(
                 self._job(
                     rubric,
                     panel,
@@ -200,17 +216,23 @@ class JobService:
                     owner_key_id=owner,
                 )
             )
+        return prepared
+
+    async def store_batch(
+        self, prepared: PreparedBatch, *, idempotency: Submission | None = None
+    ) -> tuple[Batch, list[str]]:
+        """Persist a prepared batch; a job the database refuses becomes a rejection."""
+        batch, jobs, rejections = prepared.batch, prepared.jobs, list(prepared.rejections)
 
         def count(refused: dict[int, str]) -> None:
+            found = list(rejections)
             for index, kind in refused.items():
                 line = jobs[index].position or 0
-                rejections.append(
-                    Rejection(line=line, field="item", message=DB_REFUSED.format(kind))
-                )
-            rejections.sort(key=lambda r: r.line)
+                found.append(Rejection(line=line, field="item", message=DB_REFUSED.format(kind)))
+            found.sort(key=lambda r: r.line)
             batch.total = len(jobs) - len(refused)
-            batch.rejected = len(rejections)
-            batch.rejections_json = json.dumps([r.model_dump() for r in rejections])
+            batch.rejected = len(found)
+            batch.rejections_json = json.dumps([r.model_dump() for r in found])
 
         count({})
         parents: list[Any] = [batch]
@@ -220,8 +242,23 @@ class JobService:
             self.database, parents, jobs, before_commit=count
         )
         accepted = [j.id for i, j in enumerate(jobs) if i not in refused]
-        metrics.job_submitted(rubric.id, len(accepted))
+        metrics.job_submitted(prepared.rubric_id, len(accepted))
         return batch, accepted
+
+    async def submit_batch(
+        self,
+        *,
+        rubric_id: str,
+        panel_name: str | None,
+        lines: Sequence[tuple[int, Any | Rejection]],
+        owner: str | None = None,
+        idempotency: Submission | None = None,
+    ) -> tuple[Batch, list[str]]:
+        """Persist a batch: valid lines become jobs; invalid ones are recorded as rejections."""
+        prepared = self.prepare_batch(
+            rubric_id=rubric_id, panel_name=panel_name, lines=lines, owner=owner
+        )
+        return await self.store_batch(prepared, idempotency=idempotency)
 
     # -- run ---------------------------------------------------------------------------------
     async def run_job(self, job_id: str) -> bool:
@@ -278,7 +315,9 @@ class JobService:
         renew = asyncio.create_task(self._keep_lease(job_id, lease))
         try:
             with metrics.job_running(rubric.id), cache_partition(job.owner_key_id):
-                result = await self.scorer.score(rubric, item, panel, use_cache=job.use_cache)
+                result = await self.scorer.score(
+                    rubric, item, panel, owner=job.owner_key_id, use_cache=job.use_cache
+                )
             finished = await self._store(job, result)
         except JudgeMisconfigured as exc:
             await self._stop_misconfigured(job, exc)
@@ -433,6 +472,14 @@ class JobService:
             return await repo.unfinished_jobs(session, expire_leases=True)
 
     # -- read --------------------------------------------------------------------------------
+    async def unfinished_among(self, job_ids: Sequence[str], *, chunk: int = 500) -> set[str]:
+        """Those of ``job_ids`` still queued or running (one query per ``chunk`` ids)."""
+        found: set[str] = set()
+        async with self.database.session() as session:
+            for start in range(0, len(job_ids), chunk):
+                found |= await repo.unfinished_among(session, job_ids[start : start + chunk])
+        return found
+
     async def get_job(self, job_id: str) -> ScoreJob | None:
         async with self.database.session() as session:
             return await repo.get_job(session, job_id)

@@ -50,7 +50,7 @@ class ScoreService:
                 owner=who.owner,
                 idempotency=record,
             )
-            return Persisted(job.id, [job.id])
+            return Persisted(job.id, [job.id], interactive=True)
 
         submitted = await submit_and_wait(
             intake,

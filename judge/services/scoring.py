@@ -19,10 +19,11 @@ from judge.rubrics import RubricRegistry
 
 class CalibrationLookup(Protocol):
     """Where flags find a panel's measured agreement with experts (see docs/DESIGN.md section 2):
-    per dimension, the applicable calibration given the policy's ``min_items``."""
+    per dimension, the applicable calibration given the policy's ``min_items``, among the runs
+    the scored item's ``owner`` may rely on (its own and those an admin shared)."""
 
     async def latest(
-        self, rubric: Rubric, panel: Panel, min_items: int
+        self, rubric: Rubric, panel: Panel, min_items: int, *, owner: str | None
     ) -> Mapping[str, Calibration]: ...
 
     def forget(self) -> None:
@@ -39,7 +40,7 @@ class StaticCalibrations:
         self.records[(rubric.content_hash, panel.signature())] = per_dimension
 
     async def latest(
-        self, rubric: Rubric, panel: Panel, min_items: int
+        self, rubric: Rubric, panel: Panel, min_items: int, *, owner: str | None
     ) -> Mapping[str, Calibration]:
         return self.records.get((rubric.content_hash, panel.signature()), {})
 
@@ -48,9 +49,11 @@ class StaticCalibrations:
 
 
 class ProbeFlagLookup(Protocol):
-    """Dimensions a panel's latest verbosity probe marked ``length_sensitive``."""
+    """Dimensions a panel's latest verbosity probe by ``owner`` marked ``length_sensitive``."""
 
-    async def length_sensitive(self, rubric: Rubric, panel: Panel) -> frozenset[str]: ...
+    async def length_sensitive(
+        self, rubric: Rubric, panel: Panel, *, owner: str | None
+    ) -> frozenset[str]: ...
 
     def forget(self) -> None:
         """Drop remembered answers (a probe run was just stored)."""
@@ -59,7 +62,9 @@ class ProbeFlagLookup(Protocol):
 class NoProbeFlags:
     """No probe has run (in-memory scoring without a database)."""
 
-    async def length_sensitive(self, rubric: Rubric, panel: Panel) -> frozenset[str]:
+    async def length_sensitive(
+        self, rubric: Rubric, panel: Panel, *, owner: str | None
+    ) -> frozenset[str]:
         return frozenset()
 
     def forget(self) -> None:
@@ -124,16 +129,25 @@ class Scorer:
         return effective_policy(rubric, self.reliability_defaults)
 
     async def score(
-        self, rubric: Rubric, item: Item, panel: Panel, *, use_cache: bool = True
+        self,
+        rubric: Rubric,
+        item: Item,
+        panel: Panel,
+        *,
+        owner: str | None,
+        use_cache: bool = True,
     ) -> ScoreResult:
+        """Score ``item``; its flags weigh only the evidence ``owner`` may rely on."""
         policy = self.policy(rubric)
         return await score_item(
             rubric=rubric,
             item=item,
             panel=panel,
             client=self.client,
-            calibrations=await self.calibrations.latest(rubric, panel, policy.min_items),
+            calibrations=await self.calibrations.latest(
+                rubric, panel, policy.min_items, owner=owner
+            ),
             use_cache=use_cache,
             policy=policy,
-            length_sensitive=await self.probe_flags.length_sensitive(rubric, panel),
+            length_sensitive=await self.probe_flags.length_sensitive(rubric, panel, owner=owner),
         )

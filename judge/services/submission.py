@@ -51,6 +51,8 @@ class Persisted:
 
     id: str
     job_ids: Sequence[str]
+    #: a single score: dispatched in the interactive lane (see ``Dispatcher``)
+    interactive: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ async def submit_and_wait(
             try:
                 await intake.quota.check_queue(who.owner, items)
                 done = await persist(record)
-                await intake.dispatcher.dispatch(done.job_ids)
+                await intake.dispatcher.dispatch(done.job_ids, interactive=done.interactive)
             except Exception:
                 # a concurrent request with this key may have committed first: answer with
                 # its resource (when none did, the failure is this request's own)

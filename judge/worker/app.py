@@ -30,7 +30,7 @@ from judge.runtime.sweeper import sweep_forever
 from judge.services.jobs import failure_message
 from judge.settings import Settings, load_settings
 from judge.tracing import configure_tracing, shutdown_tracing
-from judge.worker.dispatch import QUEUE, TASK_NAME, broker_app, send_jobs
+from judge.worker.dispatch import QUEUE, QUEUES, TASK_NAME, broker_app, send_jobs
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,7 +59,8 @@ class WorkerRuntime:
             await asyncio.to_thread(send_jobs, self._sender, list(job_ids))
 
         async def queue_is_empty() -> bool:
-            return int(await self.redis.llen(QUEUE)) == 0
+            lengths = [int(await self.redis.llen(queue)) for queue in QUEUES]
+            return not any(lengths)
 
         await sweep_forever(
             self.runtime.jobs, resend, queue_is_empty=queue_is_empty, sweep_at_start=True

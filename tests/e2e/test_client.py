@@ -277,14 +277,12 @@ QUEUED = {
 def test_a_503_is_retried_after_its_retry_after() -> None:
     server = Flaky(503, "1", failures=1, body=HISTORY)
     try:
-        started = time.monotonic()
         with JudgeClient(server.url) as judge:
             history = judge.reliability("epitome")
         assert history.rubric_id == "epitome"
         (first, *_), (second, *_) = server.seen
         assert len(server.seen) == 2
         assert second - first >= 1.0  # waited as Retry-After said
-        assert time.monotonic() - started < 10
     finally:
         server.stop()
 

@@ -207,7 +207,7 @@ def test_a_panel_reaching_the_simulator_through_api_base_is_simulated(
         )
         database = Database(database_url)
         try:
-            found = await SqlCalibrations(database).latest(RUBRIC, panel, 50)
+            found = await SqlCalibrations(database).latest(RUBRIC, panel, 50, owner=None)
         finally:
             await database.dispose()
         assert all(c.simulated for c in found.values())

@@ -1,15 +1,20 @@
-"""Where settings come from: the environment over the JUDGE_CONFIG file over defaults, and
-database URLs as the user wrote them versus what the engine needs."""
+"""Where settings come from: the environment over the JUDGE_CONFIG file over defaults;
+database URLs as the user wrote them versus what the engine needs; credentials refused in
+judge parameters and kept out of every repr."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from judge.errors import ConfigError
+from judge.llm.client import ChatRequest
+from judge.panel.judge_call import JudgeTarget
 from judge.persistence.database import normalise_url, safe_url
-from judge.settings import Settings
+from judge.settings import Settings, load_settings, secret_like
 
 
 @pytest.fixture
@@ -75,3 +80,60 @@ def test_messages_never_show_the_database_password() -> None:
     shown = safe_url("postgresql+asyncpg://judge:s3cr%40t@db:5432/judge")
     assert shown == "postgresql+asyncpg://judge:***@db:5432/judge"
     assert safe_url("not a url") == "not a url"
+
+
+# -- secrets -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name",
+    ["api_key", "apiKey", "x-api-key", "access_token", "Authorization", "aws_secret_access_key",
+     "aws_access_key_id", "azure_ad_token", "password", "vertex_credentials", "private_key"],
+)  # fmt: skip
+def test_credential_names_are_recognised(name: str) -> None:
+    assert secret_like(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["temperature", "max_tokens", "max_completion_tokens", "top_k", "seed", "keywords"]
+)
+def test_ordinary_parameters_are_not_secrets(name: str) -> None:
+    assert not secret_like(name)
+
+
+@pytest.mark.parametrize(
+    ("params", "where"),
+    [
+        ({"api_key": "x"}, "params.api_key"),
+        ({"extra_headers": {"Authorization": "Bearer x"}}, "params.extra_headers.Authorization"),
+        ({"extra_body": {"note": "sk-abc123"}}, "params.extra_body.note"),
+        ({"metadata": [{"token": 1}]}, "params.metadata[0].token"),
+    ],
+)
+def test_secret_params_are_refused_at_config_load(params: dict[str, Any], where: str) -> None:
+    panels = {"p": {"judges": [{"model": "openai/gpt-4o", "params": params}]}}
+    with pytest.raises(ConfigError) as caught:
+        load_settings(panels=panels)
+    assert f"{where} looks like a credential" in caught.value.message
+    assert "api_key_env" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://user:pw@llm.example/v1", "https://llm.example/v1?api_key=x", "https://x/?key=y"],
+)
+def test_api_base_with_credentials_is_refused(url: str) -> None:
+    with pytest.raises(ConfigError, match="api_base must not"):
+        load_settings(panels={"p": {"judges": [{"model": "openai/gpt-4o", "api_base": url}]}})
+
+
+def test_keys_appear_in_no_repr() -> None:
+    settings = Settings(llm={"api_key": "sk-very-secret"})
+    assert isinstance(settings.llm.api_key, SecretStr)
+    target = JudgeTarget("openai/x", {}, None, "sk-very-secret", 5.0)
+    request = ChatRequest(model="openai/x", messages=[], api_key="sk-very-secret")
+    for thing in (settings, settings.llm, target, request):
+        assert "sk-very-secret" not in repr(thing)
+        assert "sk-very-secret" not in str(thing)
+    assert target.api_key is not None
+    assert target.api_key.get_secret_value() == "sk-very-secret"
+    assert request.api_key is not None
+    assert request.api_key.get_secret_value() == "sk-very-secret"

@@ -6,6 +6,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
+import anyio.to_thread
 from litestar import Request, Response, get, post
 from litestar.params import Parameter
 from litestar.response import Stream
@@ -30,6 +31,7 @@ from judge.domain.wire import (
     BatchView,
     CompletedLine,
     JobStatusLine,
+    RejectionPage,
     wire_json,
 )
 
@@ -67,15 +69,16 @@ async def create_batch(
     if content_type in (NDJSON, "application/jsonl", "application/x-jsonlines"):
         if not rubric:
             raise ProblemError(422, "a JSON Lines batch needs ?rubric=ID", field="query.rubric")
-        lines = parse_jsonl(body)
+        # off the event loop: a 100,000-line body takes seconds to read
+        lines = await anyio.to_thread.run_sync(parse_jsonl, body)
         rubric_id, panel_name = rubric, panel
     else:
-        payload = _batch_request(body)
+        payload = await anyio.to_thread.run_sync(_batch_request, body)
         lines = list(enumerate(payload.items, start=1))
         rubric_id, panel_name = payload.rubric, payload.panel
     view = await state.runtime.batches.submit(
         principal(request),
-        state.intake,
+        state.intake(request),
         rubric_id=rubric_id,
         panel_name=panel_name,
         lines=lines,
@@ -133,6 +136,23 @@ async def get_batch_results(request: Request[Any, Any, Any], batch_id: JobId) ->
 
 
 @get(
+    "/v1/batches/{batch_id:str}/rejections",
+    opt={"scope": "batch"},
+    summary="A batch's rejected lines, a page at a time",
+    responses=responses({200: RejectionPage}, 404),
+)
+async def get_batch_rejections(
+    request: Request[Any, Any, Any],
+    batch_id: JobId,
+    offset: Annotated[int, Parameter(ge=0, le=10_000_000, description="rejections to skip")] = 0,
+    limit: Annotated[int, Parameter(ge=1, le=1_000, description="rejections per page")] = 100,
+) -> RejectionPage:
+    return await api_state(request).runtime.batches.rejections(
+        principal(request), batch_id, offset=offset, limit=limit
+    )
+
+
+@get(
     "/v1/batches/{batch_id:str}/escalations",
     opt={"scope": "batch"},
     summary="The batch's items a person must see",
@@ -150,4 +170,10 @@ async def get_batch_escalations(
 
 
 #: this resource's route handlers, registered by :func:`judge.api.app.create_app`
-HANDLERS = [create_batch, get_batch, get_batch_results, get_batch_escalations]
+HANDLERS = [
+    create_batch,
+    get_batch,
+    get_batch_results,
+    get_batch_rejections,
+    get_batch_escalations,
+]

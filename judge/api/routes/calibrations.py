@@ -1,11 +1,13 @@
 """Calibration runs, their aggregation comparison and labelling plans over HTTP (``calibrate``
-scope). A run belongs to the key that started it: other keys get 404 (``admin`` reads all)."""
+scope). A run belongs to the key that started it and decides only that key's flags: other keys
+get 404 (``admin`` reads all), unless an admin shared it (``PUT .../shared``), which makes it
+apply to, and readable by, every key until withdrawn (``DELETE .../shared``)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from litestar import Request, Response, get, post
+from litestar import Request, Response, delete, get, post, put
 from litestar.params import JSONBody, Parameter
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,7 +60,7 @@ async def create_calibration(
     state = api_state(request)
     view = await state.runtime.calibrations.start(
         principal(request),
-        state.intake,
+        state.intake(request),
         rubric_id=data.rubric,
         panel_name=data.panel,
         items=data.items,
@@ -91,6 +93,29 @@ async def get_calibration_report(request: Request[Any, Any, Any], run_id: JobId)
     if view.report is None:
         raise CalibrationNotReady(run_id, view.status)
     return Response(render_report_html(view.report), media_type="text/html")
+
+
+@put(
+    "/v1/calibrations/{run_id:str}/shared",
+    opt={"scope": "admin"},
+    summary="Share a run: its evidence decides every key's flags (admin)",
+    responses=responses({200: CalibrationView}, 404),
+)
+async def share_calibration(request: Request[Any, Any, Any], run_id: JobId) -> CalibrationView:
+    calibrations = api_state(request).runtime.calibrations
+    return await calibrations.share(principal(request), run_id, shared=True)
+
+
+@delete(
+    "/v1/calibrations/{run_id:str}/shared",
+    opt={"scope": "admin"},
+    status_code=200,
+    summary="Withdraw a shared run: it decides its owner's flags only (admin)",
+    responses=responses({200: CalibrationView}, 404),
+)
+async def unshare_calibration(request: Request[Any, Any, Any], run_id: JobId) -> CalibrationView:
+    calibrations = api_state(request).runtime.calibrations
+    return await calibrations.share(principal(request), run_id, shared=False)
 
 
 #: repeats x resamples of one aggregation comparison: 20x the defaults (10 x 1,000)
@@ -187,4 +212,6 @@ HANDLERS = [
     get_calibration_report,
     get_aggregation_comparison,
     plan_calibration,
+    share_calibration,
+    unshare_calibration,
 ]

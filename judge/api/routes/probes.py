@@ -52,7 +52,7 @@ async def create_probe(
     state = api_state(request)
     view = await state.runtime.probes.start(
         principal(request),
-        state.intake,
+        state.intake(request),
         rubric_id=data.rubric,
         panel_name=data.panel,
         kind=data.kind,

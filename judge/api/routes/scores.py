@@ -59,7 +59,7 @@ async def create_score(
     state = api_state(request)
     view = await state.runtime.scores.submit(
         principal(request),
-        state.intake,
+        state.intake(request),
         rubric_id=data.rubric,
         raw_item=data.item,
         panel_name=data.panel,

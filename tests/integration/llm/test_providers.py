@@ -185,7 +185,8 @@ def test_each_provider_returns_the_structured_judgment_with_usage_and_cost(
             f"  {model:40s} via {via:21s} ratings {[j.rating for j in judged(result, model)]} "
             f"tokens {call.prompt_tokens}+{call.completion_tokens} cost ${call.cost_usd:.6f}"
         )
-    assert result.usage.llm_calls == len(JUDGES)
+    assert len(result.calls) == len(JUDGES)  # one call each, its retries counted in usage
+    assert result.usage.llm_calls == sum(c.attempts for c in result.calls)
     assert result.usage.cost_usd == pytest.approx(sum(c.cost_usd for c in result.calls))
     for dim in result.dimensions.values():
         assert (dim.score, dim.agreement.valid) == (2, len(JUDGES))
@@ -375,7 +376,7 @@ def test_judge_score_with_one_judge_per_provider_family(
         assert dim["score"] == 2
         assert [j["status"] for j in dim["judges"]] == ["ok"] * 3
     usage = result["usage"]
-    assert usage["llm_calls"] == 3
+    assert usage["llm_calls"] >= 3  # one per judge, more if a busy machine timed one out
     assert usage["prompt_tokens"] > 1500
     assert usage["cost_usd"] > 0
     print(f"\njudge score, one judge per family: usage {usage}")

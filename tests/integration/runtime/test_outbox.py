@@ -24,7 +24,7 @@ class FlakyBroker:
         self.fail_at = fail_at
         self.sends: list[list[str]] = []
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None:
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         if len(self.sends) + 1 == self.fail_at:
             self.fail_at = None
             raise ConnectionError("the broker went away")
@@ -66,4 +66,55 @@ def test_a_failed_chunk_and_the_rest_are_left_to_the_drainer(tmp_path: Path) -> 
     assert left == 700  # the failed chunk and the one never tried
     assert drained == 700
     assert sum(second_round) == 700
+    assert query(settings.database_url, OUTBOX) == [(0,)]
+
+
+class SlowBroker:
+    """A dispatcher that holds each send until told to go on (a large batch mid-send)."""
+
+    def __init__(self) -> None:
+        self.sends: list[list[str]] = []
+        self.go_on = asyncio.Event()
+        self.sending = asyncio.Event()
+
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
+        self.sends.append(list(job_ids))
+        self.sending.set()
+        await self.go_on.wait()
+
+
+def test_the_drainer_never_resends_rows_of_a_submission_still_being_sent(tmp_path: Path) -> None:
+    settings = load_settings(
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'outbox.db'}",
+        simulator={"url": "http://127.0.0.1:9/v1"},
+    )
+    item = load_sample("reddit_style_post.json")
+
+    async def run() -> tuple[int, list[str], list[str]]:
+        await schema.upgrade(settings.database_url)
+        runtime = build_runtime(settings, runs_jobs=False)
+        try:
+            lines = [(n, dict(item, id=f"o{n}")) for n in range(1, 31)]
+            _, job_ids = await runtime.jobs.submit_batch(
+                rubric_id="epitome", panel_name=None, lines=lines
+            )
+            broker = SlowBroker()
+            dispatcher = OutboxDispatcher(broker, runtime.jobs, chunk=10)
+            sending = asyncio.create_task(dispatcher.dispatch(job_ids))
+            await broker.sending.wait()  # the first chunk is on its way, 20 rows wait
+            drained = await OutboxDrainer(runtime.jobs, dispatcher, open_=dispatcher.sending).drain(
+                grace_s=0
+            )
+            broker.go_on.set()
+            await sending
+            sent = [j for s in broker.sends for j in s]
+            return drained, sent, list(dispatcher.sending)
+        finally:
+            await runtime.close()
+
+    drained, sent, still_open = asyncio.run(run())
+    assert drained == 0
+    assert sorted(sent) == sorted(set(sent))  # each job sent once
+    assert len(sent) == 30
+    assert still_open == []
     assert query(settings.database_url, OUTBOX) == [(0,)]

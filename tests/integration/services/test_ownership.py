@@ -56,7 +56,7 @@ class Admit:
     async def waiter(self, owner: str | None) -> AsyncIterator[None]:
         yield
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None:
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         self.dispatched += job_ids
 
     async def wait(self, job_ids: Sequence[str], timeout: float) -> None:

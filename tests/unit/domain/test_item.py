@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from judge.domain.injection import contains_instructions
-from judge.domain.item import parse_item
+from judge.domain.item import name_problem, parse_item
 from judge.domain.item_fit import check_item_fits
 from judge.domain.judgment_schema import judgment_schema, parse_judgment
 from judge.domain.render import conversation_key, parse_conversation_block, render_conversation
@@ -150,3 +151,54 @@ def test_injection_detection() -> None:
     )
     assert contains_instructions(attack)
     assert not contains_instructions(benign)
+
+
+# -- unsafe strings in items ------------------------------------------------------------------
+def dyad(seeker: dict[str, Any] | None = None, **item: Any) -> dict[str, Any]:
+    first = {"id": "sam", "role": "seeker"} | (seeker or {})
+    return {
+        "participants": [first, {"id": "kai", "role": "supporter"}],
+        "turns": [{"speaker": first["id"], "text": "Hi."}, {"speaker": "kai", "text": "Hello."}],
+    } | item
+
+
+@pytest.mark.parametrize(
+    ("raw", "field"),
+    [
+        (dyad(id="a\x00"), "item.id"),
+        (dyad(id="i" * 201), "item.id"),
+        (dyad({"id": "s\x00m"}), "item.participants[0].id"),
+        (dyad({"role": "see ker"}), "item.participants[0].role"),
+        (dyad({"name": "Sam\x00"}), "item.participants[0].name"),
+        (dyad(metadata={"deep": {"x": "\ud800"}}), "item.metadata.deep.x"),
+        (dyad(metadata={"list": [float("nan")]}), "item.metadata.list[0]"),
+        ({"seeker_post": "a\ud800", "response": "b"}, "item.seeker_post"),
+        ({"seeker_post": "a", "response": "b", "metadata": {"m": "\x00"}}, "item.metadata.m"),
+    ],
+)
+def test_unsafe_items_name_the_field(raw: dict[str, Any], field: str) -> None:
+    with pytest.raises(ItemInvalid) as caught:
+        parse_item(raw)
+    assert caught.value.field == field
+
+
+def test_nul_characters_are_dropped_from_turn_text_only() -> None:
+    item = parse_item({"seeker_post": "h\x00e\x00l\x00l\x00o\x00", "response": "hi"})
+    assert item.turns[0].text == "hello"
+    full = parse_item(
+        dyad(turns=[{"speaker": "sam", "text": "a\x00b"}, {"speaker": "kai", "text": "c"}])
+    )
+    assert full.turns[0].text == "ab"
+
+
+@pytest.mark.parametrize("name", ["sam", "María", "王芳", "हिन्दी", "partner_a", "p.2", "x-1", "O1"])
+def test_names_of_any_script_are_accepted(name: str) -> None:
+    assert name_problem(name) is None
+    assert parse_item(dyad({"id": name})).participants[0].id == name
+
+
+@pytest.mark.parametrize(
+    "name", ["sam kai", "a</conversation>", "a)", "_sam", "-x", "a\nb", "a\u200bb", "a:b", "*a"]
+)
+def test_names_that_could_break_the_prompt_are_refused(name: str) -> None:
+    assert name_problem(name) is not None

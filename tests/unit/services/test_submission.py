@@ -43,7 +43,7 @@ class Recorder:
         finally:
             self.steps.append(("slot freed", owner))
 
-    async def dispatch(self, job_ids: Sequence[str]) -> None:
+    async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         self.steps.append(("dispatch", list(job_ids)))
 
     async def wait(self, job_ids: Sequence[str], timeout: float) -> None:

@@ -1,4 +1,5 @@
-"""Hostile input against the real service (API + Celery worker), on SQLite and PostgreSQL.
+"""Hostile input against the real app (in process: the composition root's app, its embedded job
+thread and the simulator over HTTP), on SQLite and PostgreSQL.
 
 Every attack of ``hostile_inputs.CORPUS`` must get its documented answer: a 4xx problem that
 names the field, or, for a batch, a rejection of the bad line only while the good lines are
@@ -17,10 +18,10 @@ import httpx
 import pytest
 
 from tests.fixtures.hostile_inputs import CORPUS, INSTRUCTIONS_FLAG, Attack, run, send
+from tests.fixtures.in_process import InProcessApi
 from tests.fixtures.stacks import (
     BACKENDS,
     FAILING_PANEL,
-    ServiceStack,
     SimulatorProcess,
     create_pg_database,
     drop_pg_database,
@@ -30,10 +31,6 @@ from tests.fixtures.stacks import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
 PROBLEM = "application/problem+json"
-
-
-def _log_size(stack: ServiceStack) -> int:
-    return len(stack.api.log_text()) if stack.api else 0
 
 
 def _check_problem(response: httpx.Response, attack: Attack) -> None:
@@ -48,9 +45,9 @@ def _check_problem(response: httpx.Response, attack: Attack) -> None:
 
 
 @pytest.mark.parametrize("attack", CORPUS, ids=[a.id for a in CORPUS])
-def test_attack_gets_its_answer(service_stack: ServiceStack, attack: Attack) -> None:
-    stack = service_stack
-    before = _log_size(stack)
+def test_attack_gets_its_answer(in_process_api: InProcessApi, attack: Attack) -> None:
+    stack = in_process_api
+    before = len(stack.log)
     if attack.status < 400:
         outcome = run(stack.client, attack, stack.headers())
         status, text = outcome.status, outcome.body
@@ -73,34 +70,32 @@ def test_attack_gets_its_answer(service_stack: ServiceStack, attack: Attack) -> 
         assert all((INSTRUCTIONS_FLAG in reasons) is attack.flagged for reasons in flags)
     if attack.job_status:
         assert outcome.job_status == attack.job_status, outcome
-    log = stack.api.log_text()[before:] if stack.api else ""
-    assert "unhandled error" not in log
-    assert "Traceback" not in log
+    assert stack.unhandled(before) == []
 
 
-def test_nul_in_turn_text_is_dropped_before_judges_see_it(service_stack: ServiceStack) -> None:
+def test_nul_in_turn_text_is_dropped_before_judges_see_it(in_process_api: InProcessApi) -> None:
     item = {"seeker_post": "I can\x00not sleep.", "response": "That sounds hard.", "id": "nul-t"}
-    response = service_stack.client.post(
+    response = in_process_api.client.post(
         "/v1/scores", params={"wait": 60}, json={"rubric": "epitome", "item": item}
     )
-    assert response.status_code == 200, response.text
+    job_id = in_process_api.finished(response)["id"]
     stored = query(
-        service_stack.database_url,
-        f"SELECT item_json, result_json FROM score_jobs WHERE id = '{response.json()['id']}'",
+        in_process_api.database_url,
+        f"SELECT item_json, result_json FROM score_jobs WHERE id = '{job_id}'",
     )
     item_json, result_json = stored[0]
     assert json.loads(item_json)["seeker_post"] == "I can\x00not sleep."  # as submitted
     raw = query(
-        service_stack.database_url,
-        f"SELECT raw_reply FROM judgments WHERE job_id = '{response.json()['id']}'",
+        in_process_api.database_url,
+        f"SELECT raw_reply FROM judgments WHERE job_id = '{job_id}'",
     )
     assert raw
     assert all("\x00" not in (r or "") for (r,) in raw)
     assert result_json
 
 
-def test_provider_failures_reach_callers_as_reason_codes(service_stack: ServiceStack) -> None:
-    response = service_stack.client.post(
+def test_provider_failures_reach_callers_as_reason_codes(in_process_api: InProcessApi) -> None:
+    response = in_process_api.client.post(
         "/v1/scores",
         params={"wait": 60},
         json={
@@ -109,8 +104,7 @@ def test_provider_failures_reach_callers_as_reason_codes(service_stack: ServiceS
             "item": {"seeker_post": "a", "response": "b"},
         },
     )
-    assert response.status_code == 200, response.text
-    result = response.json()
+    result = in_process_api.finished(response)
     for dim in result["dimensions"].values():
         failing = next(j for j in dim["judges"] if j["model"] == FAILING_PANEL[0])
         assert failing["status"] == "abstained"
@@ -121,26 +115,25 @@ def test_provider_failures_reach_callers_as_reason_codes(service_stack: ServiceS
         )
 
 
-def test_unknown_model_stops_the_item_with_a_clear_error(service_stack: ServiceStack) -> None:
+def test_unknown_model_stops_the_item_with_a_clear_error(in_process_api: InProcessApi) -> None:
     body = {
         "rubric": "epitome",
         "panel": "unknown-model",
         "item": {"seeker_post": "a", "response": "b"},
     }
-    response = service_stack.client.post("/v1/scores", params={"wait": 60}, json=body)
-    assert response.status_code == 200, response.text
-    job = response.json()
+    response = in_process_api.client.post("/v1/scores", params={"wait": 60}, json=body)
+    job = in_process_api.finished(response)
     assert job["status"] == "failed"
     assert job["error"].startswith("judge_misconfigured: judge 'openai/no-such-model' cannot be")
     assert "unknown_model" in job["error"]
     stored = query(
-        service_stack.database_url, f"SELECT error FROM score_jobs WHERE id = '{job['id']}'"
+        in_process_api.database_url, f"SELECT error FROM score_jobs WHERE id = '{job['id']}'"
     )
     assert stored == [(job["error"],)]
 
 
-def test_request_ids_correlate_problems_and_logs(service_stack: ServiceStack) -> None:
-    stack = service_stack
+def test_request_ids_correlate_problems_and_logs(in_process_api: InProcessApi) -> None:
+    stack = in_process_api
     mine = {"X-Request-ID": "pipeline-run-42.item-7"}
     response = stack.client.get("/v1/scores/not-an-id", headers=mine)
     assert response.status_code == 422

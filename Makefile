@@ -1,0 +1,35 @@
+# The project's check and test steps (README "Two commands"; .ci/run runs `make test`).
+#   make check   lint, format, strict types, layer contracts and the unit tests (< 2 min)
+#   make test    the check step, then every other test (integration, e2e)
+# Each step also runs alone: make lint | types | contracts | unit | suite.
+
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export LITELLM_OFFLINE_MODE := true
+
+RUN := uv run --locked
+CODE := judge tests evidence deploy
+
+.PHONY: check test lint types contracts unit suite
+
+check: lint types contracts unit
+
+test: check suite
+
+lint:
+	$(RUN) ruff check $(CODE)
+	$(RUN) ruff format --check $(CODE)
+
+types:
+	$(RUN) mypy
+	$(RUN) mypy --strict deploy/grafana/build_dashboards.py
+
+# the layer contracts of docs/DESIGN.md section 5 ([tool.importlinter] in pyproject.toml)
+contracts:
+	$(RUN) lint-imports --no-cache
+
+unit:
+	$(RUN) pytest tests/unit -q
+
+# everything pytest collects outside the unit lane
+suite:
+	$(RUN) pytest --ignore=tests/unit
