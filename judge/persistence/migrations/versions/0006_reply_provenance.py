@@ -1,8 +1,8 @@
 """Reply provenance: a cached LLM reply remembers whether the simulator sent it, so a cache hit
 keeps its run ``simulated`` (issue 23).
 
-Revision ID: 0005_reply_provenance
-Revises: 0004_probes
+Revision ID: 0006_reply_provenance
+Revises: 0005_shared_calibrations
 Create Date: 2026-12-02
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0005_reply_provenance"
-down_revision = "0004_probes"
+revision = "0006_reply_provenance"
+down_revision = "0005_shared_calibrations"
 branch_labels = None
 depends_on = None
 
