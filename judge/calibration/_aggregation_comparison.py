@@ -157,7 +157,7 @@ def compare_aggregation(
     kept = [items[i] for i in keep]
     gold_kept = [gold[i] for i in keep]
     equal = [it.aggregate[dim.id] for it in kept]
-    groups = [it.group for it in kept]
+    groups = [it.resampling_group for it in kept]
     units = resampling_units(groups)
     full = {
         m: judge_agreement(dim, [it.judges.get(m, {}).get(dim.id) for it in kept], gold_kept, kept)

@@ -2,8 +2,10 @@
 
 Used by :mod:`judge.calibration._report`. Every figure comes with the number of items
 behind it; rates come twice, over the items the rater answered and with an abstention
-counted as a miss (``*_abstain_as_miss``); each has a percentile bootstrap CI that resamples
-groups (a session's checkpoints, a post's replies) when items carry one.
+counted as a miss (``*_abstain_as_miss``); kappa has the evidence gate's cluster-robust
+interval (evidence/TRUST.md, section 1), rates a percentile bootstrap CI; both resample
+independent units (a session's checkpoints, a post's replies, a conversation submitted more
+than once: :mod:`judge.calibration._units`).
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ from judge.domain.calibration_report import MajorityBaseline, Prevalence
 from judge.domain.rater_report import ConfusionMatrix, RaterStats
 from judge.domain.rubric import Dimension
 from judge.reliability import (
-    bootstrap_kappa_ci,
+    MIN_UNITS,
+    KappaInterval,
     bootstrap_ratio_ci,
     cohens_kappa,
     fleiss_kappa,
     gwet_ac1,
+    kappa_interval,
     krippendorff_alpha,
     scale_grid,
     scale_kappa,
@@ -32,7 +36,7 @@ from judge.reliability import (
 RESAMPLE_SEED = 17
 #: fewer independent units (groups, or items without a group) than this give no interval: a
 #: bootstrap over one session (RESCUE's family subset) would return a zero-width "CI"
-MIN_RESAMPLING_UNITS = 5
+MIN_RESAMPLING_UNITS = MIN_UNITS
 
 
 def resampling_units(groups: Sequence[Hashable | None]) -> int:
@@ -285,6 +289,40 @@ def _ranks(data: Paired, k: int) -> list[int | None]:
     return out
 
 
+def kappa_interval_of(
+    dim: Dimension,
+    pred: Sequence[Any],
+    gold: Sequence[Any],
+    groups: Sequence[Hashable | None],
+    resamples: int,
+) -> KappaInterval | None:
+    """The dimension's kappa of ``pred`` against ``gold`` with the gate's cluster-robust
+    interval over independent units (``groups``: :mod:`judge.calibration._units`); None for a
+    scale without a pooled kappa. ``refused`` is set below ``MIN_UNITS`` units."""
+    kind = dim.scale.type
+    if kind == "ordinal":
+        return kappa_interval(
+            pred,
+            gold,
+            "quadratic",
+            levels=levels(dim),
+            groups=groups,
+            n_resamples=resamples,
+            seed=RESAMPLE_SEED,
+        )
+    if kind in ("nominal", "binary") or (kind == "ranked" and not participant_labels(dim)):
+        return kappa_interval(
+            [top1(p) for p in pred],
+            [top1(g) for g in gold],
+            None,
+            numeric=False,
+            groups=groups,
+            n_resamples=resamples,
+            seed=RESAMPLE_SEED,
+        )
+    return None
+
+
 def rater_stats(
     dim: Dimension, name: str, data: Paired, experts: dict[str, list[Any]], resamples: int
 ) -> RaterStats:
@@ -298,31 +336,10 @@ def rater_stats(
     # fields only some scales have (absent, not null, on the others)
     extra: dict[str, Any] = {}
     kappa = agreement(dim, pred, gold)
+    interval = kappa_interval_of(dim, pred, gold, groups, resamples)
     if kind == "ordinal":
-        kci = bootstrap_kappa_ci(
-            pred,
-            gold,
-            "quadratic",
-            levels=levels(dim),
-            groups=groups,
-            n_resamples=resamples,
-            seed=RESAMPLE_SEED,
-        )
         extra["kappa_observed_categories"] = finite(observed_kappa(pred, gold))
-    elif kind in ("nominal", "binary") or (kind == "ranked" and not participant_labels(dim)):
-        kci = bootstrap_kappa_ci(
-            [top1(p) for p in pred],
-            [top1(g) for g in gold],
-            None,
-            numeric=False,
-            groups=groups,
-            n_resamples=resamples,
-            seed=RESAMPLE_SEED,
-        )
-    else:
-        kci = (math.nan, math.nan)
-    if resampling_units(groups) < MIN_RESAMPLING_UNITS:
-        kci = (math.nan, math.nan)
+    kci = (math.nan, math.nan) if interval is None else (interval.low, interval.high)
 
     hit = [
         None if p is None else float(top1(p) == top1(g))

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
@@ -54,10 +54,13 @@ from judge.calibration._rater_stats import (
     participant_labels,
     prevalence,
     rater_stats,
+    resampling_units,
     top1,
 )
 from judge.calibration._rater_stats import ac1 as gwet
 from judge.calibration._scored import ScoredItem
+from judge.calibration._trust_gate import TrustGate, trust_gate
+from judge.calibration._units import unit_ids
 from judge.domain.aggregation_choice import choose_aggregation
 from judge.domain.calibration_report import (
     AutoChoice,
@@ -77,6 +80,7 @@ from judge.domain.calibration_report import (
 from judge.domain.flags import Calibration, reliability_flag
 from judge.domain.rater_report import RaterStats
 from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric
+from judge.reliability import KappaInterval
 
 PANEL = "panel"
 CONSENSUS = "consensus"
@@ -151,6 +155,7 @@ def _expert_baseline(
             pair.ac1 = gwet(dim, columns[a], columns[b])
         pairs.append(pair)
     finite_pairs = [p.kappa for p in pairs if p.kappa is not None]
+    doubly = [i for i in range(len(items)) if sum(columns[e][i] is not None for e in experts) >= 2]
     loo: list[ExpertVsOthers] = []
     for e in experts:
         others = [
@@ -167,12 +172,28 @@ def _expert_baseline(
         alpha=alpha(dim, [columns[e] for e in experts]),
         fleiss_kappa=fleiss(dim, [columns[e] for e in experts]),
         n_experts=len(experts),
-        n_items=sum(
-            1 for i in range(len(items)) if sum(columns[e][i] is not None for e in experts) >= 2
-        ),
+        n_items=len(doubly),
+        n_units=resampling_units([items[i].resampling_group for i in doubly]),
         leave_one_out=loo,
         leave_one_out_median=finite(statistics.median(loo_finite)) if loo_finite else None,
     )
+
+
+def with_units(items: Sequence[ScoredItem]) -> list[ScoredItem]:
+    """``items`` with their independent unit set (:mod:`judge.calibration._units`)."""
+    units = unit_ids([it.group for it in items], [it.content for it in items])
+    return [replace(it, unit=u) for it, u in zip(items, units, strict=True)]
+
+
+def repeated_items(items: Sequence[ScoredItem]) -> int:
+    """Items whose content repeats an earlier item's (collapsed into its unit)."""
+    seen: set[str] = set()
+    repeats = 0
+    for it in items:
+        if it.content is not None:
+            repeats += it.content in seen
+            seen.add(it.content)
+    return repeats
 
 
 def _candidates(dim: Dimension, item: ScoredItem) -> int:
@@ -213,7 +234,7 @@ def _evaluate(
         return Paired(
             pred=pred,
             gold=gold,
-            groups=[it.group for it in labelled],
+            groups=[it.resampling_group for it in labelled],
             candidates=[_candidates(dim, it) for it in labelled],
         )
 
@@ -250,6 +271,7 @@ def _measured(
         items_with_labels=len(gold),
         experts=found.experts,
         groups=len({it.group for it in labelled if it.group is not None}) or None,
+        units=resampling_units([it.resampling_group for it in labelled]),
         prevalence=prevalence(dim, gold),
         majority_baseline=majority_baseline(dim, gold),
         expert_expert=_expert_baseline(dim, found.experts, items),
@@ -285,7 +307,7 @@ def _balanced(
             for it in items
         ]
         idx = [i for i, p in enumerate(preds) if p is not None]
-        groups: list[Hashable | None] = [items[i].group for i in idx]
+        groups: list[Hashable | None] = [items[i].resampling_group for i in idx]
         per_rater[name] = balanced_binary(
             [bool(preds[i]) for i in idx], [bool(gold[i]) for i in idx], groups, resamples
         )
@@ -310,6 +332,7 @@ def dimension_report(
 ) -> DimensionReport:
     policy = policy or rubric.reliability
     metric = metric_name(dim)
+    items = with_units(items)
     end_to_end = [it for it in items if not it.given]
     has_labels = any(dim.id in labels for it in end_to_end for labels in it.labels.values())
     if metric is None or not has_labels:
@@ -336,21 +359,50 @@ def dimension_report(
     assert panel is not None
     baseline = report.expert_expert
     _, labelled, gold = labelled_with_consensus(dim, end_to_end)
+    panel_pred = [it.aggregate.get(dim.id) for it in labelled]
     comparison = compare_aggregation(dim, labelled, gold, judges, policy.tolerance)
+    gate = trust_gate(
+        dim,
+        panel_pred,
+        gold,
+        {e: _column(labelled, e, dim.id) for e in report.experts},
+        [it.resampling_group for it in labelled],
+        policy,
+        resamples,
+    )
+    report.like_for_like = gate.like_for_like
+    expert_iv = gate.expert_interval()
+    if baseline is not None:
+        _distinct_baseline(baseline, gate, expert_iv)
     calibration = Calibration(
         run_id=run_id,
         judge_kappa=panel.agreement,
-        expert_kappa=baseline.median if baseline else None,
+        expert_kappa=finite(expert_iv.estimate) if expert_iv else None,
         n=panel.n,
         ci95=panel.ci95,
         coverage=panel.coverage,
         expert_n=baseline.n_items or 0 if baseline else 0,
-        n_experts=baseline.n_experts or 0 if baseline else len(report.experts),
+        expert_units=baseline.n_units if baseline else None,
+        n_experts=len(gate.distinct),
+        distinct_experts=len(gate.distinct),
+        expert_ci95=(finite(expert_iv.low), finite(expert_iv.high)) if expert_iv else None,
+        expert_reasons=(
+            tuple(gate.baseline.reasons(policy.floor, policy.line)) if gate.baseline else None
+        ),
+        like_for_like=gate.like_for_like.estimate if gate.like_for_like else None,
+        trust_lower=gate.like_for_like.lower if gate.like_for_like else None,
+        trust_reasons=tuple(gate.like_for_like.reasons) if gate.like_for_like else None,
         simulated=simulated,
         metric=metric,
         judge_agreement={r.rater: r.agreement for r in report.raters if r.rater != PANEL},
         weighting_helps=comparison.weighting_helps,
-        units=panel.resampling_units,
+        units=resampling_units(
+            [
+                it.resampling_group
+                for it, p in zip(labelled, panel_pred, strict=True)
+                if p is not None
+            ]
+        ),
     )
     auto = choose_aggregation("auto", calibration, judges, policy)
     comparison.auto = AutoChoice(method=auto.method, reason=auto.reason)
@@ -362,6 +414,7 @@ def dimension_report(
         valid_judges=len(judges),
         quorum=1,
         disagreement=False,
+        scores_simulated=simulated,
     )
     report.expert_baseline_used = ExpertBaselineUsed(
         source=flag.expert_source,
@@ -375,6 +428,19 @@ def dimension_report(
     report.flag = flag
     report.flag_inputs = calibration.evidence()
     return report
+
+
+def _distinct_baseline(
+    baseline: ExpertBaseline, gate: TrustGate, interval: KappaInterval | None
+) -> None:
+    """The report's expert baseline gains what the gate reads: the distinct experts, why a
+    column did not count, and the mean over distinct pairs with its interval."""
+    baseline.distinct_experts = gate.distinct
+    baseline.not_distinct = gate.not_distinct
+    if interval is not None:
+        baseline.mean = finite(interval.estimate)
+        baseline.ci95 = (finite(interval.low), finite(interval.high))
+        baseline.lower = finite(interval.lower)
 
 
 def _labelled(dim: Dimension, items: Sequence[ScoredItem]) -> int:
@@ -392,6 +458,7 @@ def calibration_report(
     simulated: bool = False,
 ) -> CalibrationReport:
     policy = policy or rubric.reliability
+    items = with_units(items)
     dims = {
         d.id: dimension_report(
             rubric,
@@ -418,6 +485,8 @@ def calibration_report(
         min_coverage=policy.min_coverage,
         resamples=resamples,
         groups=len({it.group for it in items if it.group is not None}) or None,
+        units=resampling_units([it.resampling_group for it in items]),
+        repeated_items=repeated_items(items),
         legend=LEGEND,
         dimensions=dims,
     )

@@ -20,3 +20,13 @@ class ScoredItem:
     #: model -> dimension -> the judge's k samples (only for judges with samples > 1)
     judge_samples: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
     llm_calls: int = 0  # LLM calls the item cost (cache hits excluded)
+    #: the item's content key (:func:`judge.domain.content.content_key`): repeated content is
+    #: one independent unit
+    content: str | None = None
+    #: the independent unit (:mod:`judge.calibration._units`), set by the report
+    unit: str | None = None
+
+    @property
+    def resampling_group(self) -> str | None:
+        """What an interval resamples this item with: its unit, else its group."""
+        return self.unit if self.unit is not None else self.group

@@ -123,7 +123,8 @@ def print_report(report: CalibrationReport) -> None:
     simulated = " [bold red]SIMULATED JUDGES[/bold red]" if report.simulated else ""
     out.print(
         f"[bold]Calibration {report.run_id}[/bold]{simulated}: {rubric.id} "
-        f"v{rubric.version}, {report.n_items} items, experts {', '.join(report.experts)}, "
+        f"v{rubric.version}, {report.n_items} items ({_fmt(report.units)} independent units), "
+        f"experts {', '.join(report.experts)}, "
         f"line κ={report.threshold}, floor κ={report.floor}, "
         f"min_items {report.min_items}, min_coverage {report.min_coverage}"
     )
@@ -133,7 +134,7 @@ def print_report(report: CalibrationReport) -> None:
         *[j.split("/")[-1] for j in report.judges],
         "panel",
         "95% CI (panel)",
-        "n (coverage)",
+        "n/units (coverage)",
         "flag",
     )
     for dim_id, dim in report.dimensions.items():
@@ -148,7 +149,7 @@ def print_report(report: CalibrationReport) -> None:
             *[_fmt(_agreement(dim, j)) for j in report.judges],
             _panel_cell(dim, panel),
             f"[{_fmt(panel.ci95[0])}, {_fmt(panel.ci95[1])}]",
-            f"{panel.n} ({_fmt(panel.coverage)})",
+            f"{panel.n}/{_fmt(flag.units)} ({_fmt(panel.coverage)})",
             f"{flag.level}: {', '.join(flag.reasons) or '-'}",
         )
     out.print(table)

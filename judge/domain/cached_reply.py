@@ -12,3 +12,4 @@ class CachedReply:
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float
+    simulated: bool = False  # the simulator sent it (judge.domain.provenance)

@@ -57,8 +57,44 @@ class ExpertBaseline(ReportPart):
     fleiss_kappa: float | None = None
     n_experts: int | None = None
     n_items: int | None = None
+    n_units: int | None = None
     leave_one_out: list[ExpertVsOthers] | None = None
     leave_one_out_median: float | None = None
+    #: the experts counted as distinct annotators (a copied column counts once)
+    distinct_experts: list[str] | None = None
+    #: why a column was not counted: "e2 repeats e1: identical columns on all 60 items ..."
+    not_distinct: list[str] | None = None
+    #: the baseline the gate reads: mean kappa over the distinct pairs, its interval and
+    #: one-sided 95% lower bound (evidence/TRUST.md, section 6)
+    mean: float | None = None
+    ci95: Interval | None = None
+    lower: float | None = None
+
+
+class LikeForLike(ReportPart):
+    """The test that decides ``trusted`` (evidence/TRUST.md, section 5): the panel's kappa
+    against each single distinct expert, averaged (like for like with the expert pairs behind
+    the line), every abstention counted as the worst answer; trusted when its one-sided 95%
+    lower bound (``lower``, with its Monte Carlo interval ``lower_mc``) is at or above
+    ``line`` and outside that Monte Carlo error of it, over at least 5 independent units,
+    and every consensus level present holds ``min_units_per_level`` units (``levels``).
+    ``reasons`` says why not (empty: trusted)."""
+
+    statistic: str
+    estimate: float | None
+    ci95: Interval | None
+    lower: float | None
+    lower_mc: Interval | None = None
+    n: int
+    units: int
+    abstentions_as_misses: int
+    line: float
+    per_expert: dict[str, float | None]
+    consensus_kappa: float | None
+    levels: dict[str, int]
+    min_units_per_level: int
+    reasons: list[str]
+    trusted: bool
 
 
 class Prevalence(ReportPart):
@@ -180,6 +216,8 @@ class DimensionReport(ReportPart):
     items_with_labels: int
     experts: list[str]
     groups: int | None = None
+    #: independent units behind ``items_with_labels`` (groups and repeated content collapsed)
+    units: int | None = None
     prevalence: Prevalence | None = None
     majority_baseline: MajorityBaseline | None = None
     expert_expert: ExpertBaseline | None
@@ -189,6 +227,7 @@ class DimensionReport(ReportPart):
     balanced: BalancedResamples | None = None
     given: GivenEvaluation | None = None
     aggregation: AggregationComparison | None = None
+    like_for_like: LikeForLike | None = None
     expert_baseline_used: ExpertBaselineUsed | None = None
     flag: ReliabilityFlag | None
     flag_inputs: FlagEvidence | None = None
@@ -254,6 +293,10 @@ class CalibrationReport(ReportPart):
     min_coverage: float | None = None
     resamples: int | None = None
     groups: int | None = None
+    #: independent units among ``n_items``: a group, or a conversation however often submitted
+    units: int | None = None
+    #: items whose conversation repeats an earlier item's (counted once, in its unit)
+    repeated_items: int | None = None
     legend: dict[str, str] | None = None
     dimensions: dict[str, DimensionReport]
     panel: PanelRef | None = None

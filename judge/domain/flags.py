@@ -5,10 +5,12 @@ panel's agreement with the experts. They come from a calibration run of this pan
 exists, else from the rubric's published priors. Priors describe other judges, so they can
 warn but never vouch: without calibration the best level is ``caution``.
 
-A calibration vouches (allows ``trusted``) only with enough evidence: an effective n of at
-least ``min_items``, the lower bound of the 95% bootstrap CI of the panel's agreement at or
-above the floor, and a coverage of at least ``min_coverage``. Its expert-expert agreement
-replaces the published prior only when two or more experts labelled ``min_items`` items.
+A calibration vouches (allows ``trusted``) only with enough evidence: at least ``min_items``
+independent units (a group, or a conversation however often submitted), the lower bound of
+the 95% interval of the panel's agreement at or above the floor, and a coverage of at least
+``min_coverage``. Its expert-expert agreement replaces the published prior only when two or
+more experts labelled ``min_items`` units. A run whose replies came from the LLM simulator
+vouches only for simulated scores (``simulated_calibration``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,12 @@ JUDGE_UNSTABLE = "judge_unstable"
 LENGTH_SENSITIVE = "length_sensitive"
 SELF_PREFERENCE_EXCLUDED = "self_preference_excluded"
 SELF_PREFERENCE_KEPT = "self_preference_kept"
+#: a run whose replies came from the LLM simulator, applied to scores that did not
+SIMULATED_CALIBRATION = "simulated_calibration"
+#: a run stored before the like-for-like trust test (it cannot vouch)
+TRUST_TEST_MISSING = "like_for_like_not_evaluated"
+#: the metric of a ranked scale of the session's participants (no pooled kappa, no trust test)
+CHANCE_RECALL_AT_1 = "chance_corrected_recall_at_1"
 
 
 class FlagEvidence(ReportPart):
@@ -43,7 +51,9 @@ class FlagEvidence(ReportPart):
     ``judge_agreement`` is each judge's own agreement with the experts (the same metric, model
     -> value) and ``weighting_helps`` whether the run's cross-validated comparison showed the
     weighted aggregate beating the equal one (None: not evaluated). ``units`` counts the
-    independent resampling units (groups, or items) behind ``ci95`` (planning uses it).
+    independent units (a group, or a conversation however often it was submitted:
+    :mod:`judge.calibration._units`) behind ``n`` and ``ci95``, ``expert_units`` those behind
+    ``expert_n``; the gate compares them, not the item counts, with ``min_items``.
 
     Runs stored before a field existed lack it (the first ones stored only the two kappas):
     it takes its default, and is not written back (see :mod:`judge.domain.report_model`). A
@@ -64,6 +74,24 @@ class FlagEvidence(ReportPart):
     weighting_helps: bool | None = None
     units: int | None = None
     guarantee: DimensionGuarantee | None = None  # item-level guarantees (issue 27)
+    expert_units: int | None = None
+    distinct_experts: int | None = None
+    expert_ci95: Interval | None = None
+    expert_reasons: tuple[str, ...] | None = None
+    like_for_like: float | None = None
+    trust_lower: float | None = None
+    trust_reasons: tuple[str, ...] | None = None
+
+    @property
+    def independent_units(self) -> int:
+        """The independent units behind the panel's agreement (``n`` for runs stored before
+        units were counted): what ``min_items`` is compared with."""
+        return self.units if self.units is not None else self.n
+
+    @property
+    def expert_independent_units(self) -> int:
+        """The independent units two or more experts labelled (``expert_n`` for older runs)."""
+        return self.expert_units if self.expert_units is not None else self.expert_n
 
 
 class Calibration(FlagEvidence):
@@ -85,12 +113,13 @@ class Calibration(FlagEvidence):
         return FlagEvidence(**fields)
 
     def passes_evidence_gate(self, policy: ReliabilityPolicy) -> bool:
-        """Enough evidence to vouch (docs/DESIGN.md section 2): n >= ``min_items``, the CI's lower
-        bound at or above the floor, coverage >= ``min_coverage``."""
+        """Enough evidence to vouch (docs/DESIGN.md section 2): independent units >=
+        ``min_items``, the CI's lower bound at or above the floor, coverage >=
+        ``min_coverage``."""
         low = self.ci95[0] if self.ci95 else None
         return (
             self.judge_kappa is not None
-            and self.n >= policy.min_items
+            and self.independent_units >= policy.min_items
             and low is not None
             and low >= policy.floor
             and self.coverage is not None
@@ -98,23 +127,33 @@ class Calibration(FlagEvidence):
         )
 
     def expert_baseline_counts(self, policy: ReliabilityPolicy) -> bool:
-        """Whether the run's expert-expert agreement may replace the published prior."""
+        """Whether the run's expert-expert agreement may replace the published prior: two or
+        more *distinct* annotators (a copied column counts once) on ``min_items`` independent
+        units, with an interval (runs stored before distinct experts were counted: never)."""
         return (
             self.expert_kappa is not None
-            and self.n_experts >= 2
-            and self.expert_n >= policy.min_items
+            and self.distinct_experts is not None
+            and self.distinct_experts >= 2
+            and self.expert_independent_units >= policy.min_items
+            and self.expert_reasons is not None
+            and "expert_agreement_unknown" not in self.expert_reasons
         )
 
     def expert_baseline_note(self, policy: ReliabilityPolicy) -> str:
         """Why the run's expert-expert agreement was used or not, in one sentence."""
-        if self.expert_kappa is None or self.n_experts < 2:
-            return "fewer than two experts labelled this dimension in the run"
-        if self.expert_n < policy.min_items:
+        if self.distinct_experts is None:
+            return "the run predates the distinct-expert check"
+        if self.distinct_experts < 2:
+            return "fewer than two distinct experts labelled this dimension in the run"
+        if self.expert_kappa is None:
+            return "the experts' agreement has no interval (fewer than 5 units)"
+        units = self.expert_independent_units
+        if units < policy.min_items:
             return (
-                f"two or more experts labelled only {self.expert_n} items "
-                f"(at least {policy.min_items} needed)"
+                f"two or more experts labelled only {units} independent units "
+                f"({self.expert_n} items; at least {policy.min_items} units needed)"
             )
-        return f"{self.n_experts} experts on {self.expert_n} items"
+        return f"{self.n_experts} experts on {self.expert_n} items ({units} independent units)"
 
 
 def _expert_agreement(
@@ -137,13 +176,17 @@ def _calibration_reasons(
         untrusted.append("judges_below_floor")
     elif kappa < policy.line:
         caution.append("judges_below_line")
-    if calibration.n < policy.min_items:
+    if calibration.independent_units < policy.min_items:
         caution.append("insufficient_calibration")
     low = calibration.ci95[0] if calibration.ci95 else None
     if kappa is not None and kappa >= policy.floor and (low is None or low < policy.floor):
         caution.append("judge_kappa_uncertain")
     if calibration.coverage is None or calibration.coverage < policy.min_coverage:
         caution.append("low_coverage")
+    if calibration.trust_reasons is not None:
+        caution.extend(calibration.trust_reasons)
+    elif calibration.metric != CHANCE_RECALL_AT_1:
+        caution.append(TRUST_TEST_MISSING)
 
 
 def reliability_flag(
@@ -155,13 +198,21 @@ def reliability_flag(
     quorum: int,
     disagreement: bool,
     extra_caution: tuple[str, ...] = (),
+    scores_simulated: bool = False,
 ) -> ReliabilityFlag:
+    """The flag of one dimension (module docstring). ``scores_simulated``: the scores being
+    flagged came (in part) from the LLM simulator; a simulated calibration vouches only for
+    such scores, never for real ones (``simulated_calibration``)."""
     floor, line = policy.floor, policy.line
     expert_kappa, expert_source = _expert_agreement(policy, prior, calibration)
 
     untrusted: list[str] = []
     caution: list[str] = []
-    if expert_kappa is None:
+    if calibration is not None and calibration.expert_baseline_counts(policy):
+        # the run's own baseline: its interval, not its point, against the floor
+        for reason in calibration.expert_reasons or ():
+            (untrusted if reason == "low_expert_agreement" else caution).append(reason)
+    elif expert_kappa is None:
         caution.append("expert_agreement_unknown")
     elif expert_kappa < floor:
         untrusted.append("low_expert_agreement")
@@ -177,6 +228,8 @@ def reliability_flag(
         judge_kappa = calibration.judge_kappa
         _calibration_reasons(policy, calibration, untrusted, caution)
 
+    if calibration is not None and calibration.simulated and not scores_simulated:
+        caution.append(SIMULATED_CALIBRATION)
     if valid_judges < quorum:
         untrusted.append("insufficient_judges")
     if disagreement:
@@ -194,6 +247,7 @@ def reliability_flag(
         source=f"calibration:{calibration.run_id}" if calibration else PRIOR_SOURCE,
         metric=calibration.metric if calibration else (prior.metric if prior else None),
         n=calibration.n if calibration else None,
+        units=calibration.independent_units if calibration else None,
         ci95=list(calibration.ci95) if calibration and calibration.ci95 else None,
         coverage=calibration.coverage if calibration else None,
         min_items=policy.min_items,

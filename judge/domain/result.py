@@ -45,6 +45,8 @@ class CallRecord(BaseModel):
     cached: bool = False
     outcome: str
     raw_reply: str | None = None
+    #: the LLM simulator sent the reply (judge.domain.provenance); absent when false
+    simulated: bool = Field(default=False, exclude_if=lambda v: not v)
 
 
 class SampleInfo(BaseModel):
@@ -97,6 +99,9 @@ class ReliabilityFlag(BaseModel):
     source: str
     metric: str | None = None
     n: int | None = None
+    #: independent units behind ``n`` (what ``min_items`` is compared with); absent from
+    #: flags stored before units were counted
+    units: int | None = Field(default=None, exclude_if=lambda v: v is None)
     ci95: list[float | None] | None = None
     coverage: float | None = None
     min_items: int | None = None

@@ -49,6 +49,8 @@ def cache_key(request: ChatRequest) -> str:
         request.messages,
         request.response_format,
     ]
+    if request.api_base:  # another endpoint (the simulator, a proxy) is another reply
+        payload.append({"api_base": request.api_base})
     if request.sample:  # sample 0 keeps the key it had before samples existed
         payload.append({"sample": request.sample})
     owner = _PARTITION.get()
@@ -80,6 +82,7 @@ class CachingClient:
                 latency_ms=0.0,
                 attempts=0,
                 cached=True,
+                simulated=hit.simulated,
             )
         result = await self._inner.complete(request)
         if result.ok and result.content and not result.truncated:
@@ -92,6 +95,7 @@ class CachingClient:
                     prompt_tokens=result.prompt_tokens,
                     completion_tokens=result.completion_tokens,
                     cost_usd=result.cost_usd,
+                    simulated=result.simulated,
                 ),
             )
         return result

@@ -38,6 +38,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
+from judge.domain.provenance import is_simulator_reply
 from judge.llm.client import ChatRequest, ChatResult, FailureReason
 
 log = logging.getLogger("judge.llm")
@@ -203,9 +204,11 @@ def reply_result(
     attempts: int,
     started: float,
     cost: Callable[[Any], float],
+    simulated: bool = False,
 ) -> ChatResult:
     """The result of a reply (OpenAI chat-completion shape); one without a usable message is
-    the provider's fault: an abstention, never a score."""
+    the provider's fault: an abstention, never a score. ``simulated``: the simulator's mark was
+    on the response (its id is checked here too)."""
     try:
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
@@ -242,6 +245,7 @@ def reply_result(
         attempts=attempts,
         truncated=truncated,
         tool_calls=tools,
+        simulated=simulated or is_simulator_reply(None, getattr(response, "id", None)),
     )
 
 
@@ -314,8 +318,10 @@ class PathClient:
         request: ChatRequest,
         attempt: Callable[[], Awaitable[Any]],
         cost: Callable[[Any, Any], float],
+        simulated: Callable[[Any], bool] = lambda _response: False,
     ) -> ChatResult:
-        """``cost(response, usage)`` prices a reply."""
+        """``cost(response, usage)`` prices a reply; ``simulated(response)`` reads the
+        simulator's mark from what the path kept of the response headers."""
         started = time.perf_counter()
         outcome = await with_retries(
             attempt,
@@ -335,4 +341,5 @@ class PathClient:
             attempts=outcome.count,
             started=started,
             cost=lambda usage: cost(response, usage),
+            simulated=simulated(response),
         )

@@ -73,6 +73,7 @@ class ChatResult:
     cached: bool = False
     truncated: bool = False  # the reply stopped at the token limit (``content`` is partial)
     tool_calls: tuple[str, ...] = ()  # tools the reply called instead of answering
+    simulated: bool = False  # the reply came from the LLM simulator (judge.domain.provenance)
 
     @property
     def ok(self) -> bool:

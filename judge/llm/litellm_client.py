@@ -20,6 +20,7 @@ configure_offline_env()
 import litellm  # noqa: E402
 from litellm import exceptions as errors  # noqa: E402
 
+from judge.domain.provenance import is_simulator_reply  # noqa: E402
 from judge.llm.calls import (  # noqa: E402
     PathClient,
     configured_cost,
@@ -90,6 +91,9 @@ class LiteLLMClient(PathClient):
             request,
             lambda: litellm.acompletion(**self._call_args(request)),
             lambda response, usage: self._cost(request.model, response, usage),
+            lambda response: is_simulator_reply(
+                (getattr(response, "_hidden_params", None) or {}).get("additional_headers")
+            ),
         )
 
     def _call_args(self, request: ChatRequest) -> dict[str, Any]:

@@ -30,6 +30,7 @@ import aiohttp
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
+from judge.domain.provenance import is_simulator_reply
 from judge.domain.providers import wire_model
 from judge.llm.calls import (
     ModelPrice,
@@ -233,16 +234,21 @@ class OpenAIClient(PathClient):
                 raw = await response.read()
                 if response.status >= 400:
                     raise status_error(response.status, response.headers, raw)
+                simulator = is_simulator_reply(response.headers)
             try:
                 reply = json.loads(raw, object_hook=_as_attributes)
             except ValueError as exc:
                 raise UnusableReply("the reply is not JSON") from exc
             if not isinstance(reply, SimpleNamespace):
                 raise UnusableReply("the reply is not a JSON object")
+            reply.simulator_mark = simulator  # the headers are gone once the body is parsed
             return reply
 
         return await self._call(
-            request, attempt, lambda _response, usage: self._cost(request.model, usage)
+            request,
+            attempt,
+            lambda response, usage: self._cost(request.model, usage),
+            lambda response: bool(getattr(response, "simulator_mark", False)),
         )
 
     def _cost(self, model: str, usage: Any) -> float:

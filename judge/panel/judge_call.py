@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from opentelemetry import trace
 from pydantic import SecretStr
@@ -54,6 +55,20 @@ class JudgeTarget:
     sample_seeds: bool = True  # each sample its own seed (not for providers without one)
     family: str | None = None  # model family (self-preference)
     client: ClientChoice = "auto"  # the client path (judge.llm.routing)
+    simulated: bool = False  # a simulator persona (the panel configured it so)
+
+    def endpoint(self) -> str | None:
+        """Where the judge answers, as the panel signature names it: ``simulator`` for a
+        persona, else the configured ``api_base`` without credentials or query (None: the
+        provider's own endpoint)."""
+        if self.simulated:
+            return "simulator"
+        if not self.api_base:
+            return None
+        url = urlsplit(self.api_base)
+        host = url.hostname or ""
+        netloc = f"{host}:{url.port}" if url.port else host
+        return urlunsplit((url.scheme, netloc, url.path, "", ""))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "api_key", as_secret(self.api_key))
@@ -98,6 +113,7 @@ def _record(
         latency_ms=round(result.latency_ms, 2),
         attempts=result.attempts,
         cached=result.cached,
+        simulated=result.simulated,
         outcome=outcome,
         raw_reply=(
             storable_text(result.content, _RAW_REPLY_LIMIT) if result.content is not None else None

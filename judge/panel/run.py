@@ -68,10 +68,13 @@ class Panel:
         return policy.model_copy(update={"guarantee": self.guarantee})
 
     def signature(self) -> str:
-        """Identifies the panel's composition (models, parameters and samples per judge) for
-        calibration and probe lookups; a single-sample judge keeps its pre-samples form."""
+        """Identifies the panel's composition (models, parameters, samples and endpoint per
+        judge) for calibration and probe lookups, so that a run applies only to a panel
+        answering where it answered; a single-sample judge on the provider's own endpoint
+        keeps its earlier form."""
         parts = sorted(
             f"{j.model}|{sorted(j.params.items())}"
+            + (f"|@{j.endpoint()}" if j.endpoint() else "")
             + (
                 f"|k={j.samples}|{sorted(j.sample_params.items())}|seeds={j.sample_seeds}"
                 if j.samples > 1
@@ -168,6 +171,11 @@ def _own_family_judges(panel: Panel, item: Item) -> frozenset[str]:
     return frozenset(t.model for t in panel.judges if (t.family or model_family(t.model)) == family)
 
 
+def _answered_simulated(outcome: JudgeOutcome) -> bool:
+    """Whether any of a judge's replies came from the simulator (its reply mark)."""
+    return any(c.simulated for c in outcome.calls)
+
+
 def _stop_if_misconfigured(outcomes: list[JudgeOutcome]) -> None:
     """A judge that cannot be called at all fails the item instead of abstaining on it: every
     other item would abstain the same way (see :data:`CONFIGURATION_FAILURES`)."""
@@ -261,6 +269,8 @@ def _dimension_result(
     """One dimension from ``panel``'s judges' outcomes (``sampled``, in judge order); a
     cascade stage's quorum is at most its number of judges."""
     outcomes = [s.outcome for s in sampled]
+    # where each judge's replies came from, whatever its name (judge.domain.provenance)
+    member_simulated = [panel.simulated or _answered_simulated(o) for o in outcomes]
     quorum = panel.quorum or ctx.policy.quorum
     if stage is not None:
         quorum = min(quorum, len(panel.judges))
@@ -329,6 +339,7 @@ def _dimension_result(
         quorum=quorum,
         disagreement=agg.disagreement,
         extra_caution=extra,
+        scores_simulated=panel.includes_simulator or any(member_simulated),
     )
     equal = how.equal_score if how is not None and how.method == "weighted" else agg.score
     answered = [j for j in judges if j.status == "ok"]
@@ -493,6 +504,9 @@ async def score_item(
         dims, judged, stages = await _run_cascade(ctx, panel.cascade)
         ran = [judged.get(t.model) for t in panel.judges]
     outcomes = [s.outcome for s in ran if s is not None]
+    member_simulated = [
+        panel.simulated or (s is not None and _answered_simulated(s.outcome)) for s in ran
+    ]
     calls = [c for o in outcomes for c in o.calls]
     elapsed = (time.perf_counter() - started) * 1000
     judge_ms = {o.model: round(sum(c.latency_ms for c in o.calls), 2) for o in outcomes}
@@ -506,9 +520,9 @@ async def score_item(
                 model=t.model,
                 resolved_model=s.outcome.resolved_model if s is not None else None,
                 params=t.params,
-                simulated=panel.simulated,
+                simulated=simulated,
             )
-            for t, s in zip(panel.judges, ran, strict=True)
+            for t, s, simulated in zip(panel.judges, ran, member_simulated, strict=True)
         ],
         dimensions=dims,
         summary=_summary(rubric, dims),
@@ -516,7 +530,8 @@ async def score_item(
         usage=_usage(calls),
         timings_ms={"total": round(elapsed, 2), **{f"judge:{k}": v for k, v in judge_ms.items()}},
         metadata=dict(item.metadata),
-        simulated=panel.simulated,
+        simulated=panel.simulated
+        or all(m for m, s in zip(member_simulated, ran, strict=True) if s is not None),
         calls=calls,
         escalate="human"
         if any(g.guarantee and not g.guarantee.guaranteed for g in dims.values())

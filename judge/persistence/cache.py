@@ -23,7 +23,7 @@ from judge.persistence.tables import LlmCacheEntry
 
 log = logging.getLogger(__name__)
 _MAX_KEYS_PER_QUERY = 500
-_ROWS_PER_INSERT = 100  # 8 columns each: well under SQLite's bound-parameter limit
+_ROWS_PER_INSERT = 100  # 9 columns each: well under SQLite's bound-parameter limit
 
 
 def _reply(row: LlmCacheEntry) -> CachedReply:
@@ -33,6 +33,7 @@ def _reply(row: LlmCacheEntry) -> CachedReply:
         prompt_tokens=row.prompt_tokens,
         completion_tokens=row.completion_tokens,
         cost_usd=row.cost_usd,
+        simulated=row.simulated,
     )
 
 
@@ -85,6 +86,7 @@ class SqlCallCache:
             "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens,
             "cost_usd": reply.cost_usd,
+            "simulated": reply.simulated,
         }
         if self._writer is None or self._writer.done():
             self._writer = asyncio.get_running_loop().create_task(self._write_behind())

@@ -2,10 +2,10 @@
 
 Only runs the scored item's owner may rely on count: its own (keyless items: keyless runs)
 and those an admin published as shared. Runs match on the rubric's *content hash* (not its
-version string) and the panel's signature (models and parameters). Per dimension, the
-applicable run is the latest completed one whose effective n reaches the policy's
+version string) and the panel's signature (models, parameters and endpoints). Per dimension,
+the applicable run is the latest completed one whose independent units reach the policy's
 ``min_items``; a later, smaller run is stored and reported but does not displace it. Only when
-no run has enough items does the latest run apply (its flags then say
+no run has enough units does the latest run apply (its flags then say
 ``insufficient_calibration``).
 """
 
@@ -61,7 +61,7 @@ async def applicable_calibrations(
     dimensions: frozenset[str],
 ) -> dict[str, Calibration]:
     """Per dimension, of the runs ``owner`` may rely on (:func:`relied_on_by`): the latest
-    run with n >= ``min_items``, else the latest run at all.
+    run with units >= ``min_items``, else the latest run at all.
 
     Reads runs newest first, a page at a time, and stops once every dimension in
     ``dimensions`` has a run with enough items.
@@ -92,7 +92,7 @@ async def applicable_calibrations(
                 for dim, evidence in STORED_EVIDENCE.validate_json(dimensions_json).items():
                     found = Calibration.of(run_id, evidence, simulated=bool(simulated))
                     latest.setdefault(dim, found)
-                    if found.n >= min_items:
+                    if found.independent_units >= min_items:
                         enough.setdefault(dim, found)
             if len(page) < _PAGE or dimensions <= enough.keys():
                 break

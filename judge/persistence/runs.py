@@ -82,7 +82,11 @@ async def finished_unreported(
 
 
 async def complete(
-    database: Database, table: type[Run], run_id: str, report: dict[str, Any], **values: str
+    database: Database,
+    table: type[Run],
+    run_id: str,
+    report: dict[str, Any],
+    **values: str | bool,
 ) -> bool:
     """Store the report (and ``values``: the columns scoring reads) once; True in the process
     whose update stored it."""

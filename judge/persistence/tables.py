@@ -130,6 +130,10 @@ class LlmCacheEntry(SQLModel, table=True):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    #: the LLM simulator sent the reply (migration 0006)
+    simulated: bool = Field(
+        default=False, sa_column=Column(Boolean, nullable=False, server_default=false())
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
 
 

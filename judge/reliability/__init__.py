@@ -85,6 +85,7 @@ from judge.reliability._expert_baseline import (
 )
 from judge.reliability._kappa import (
     KappaResult,
+    Weights,
     cohens_kappa,
     contingency_table,
     fleiss_kappa,
@@ -206,6 +207,7 @@ __all__ = [
     "TrustDecision",
     "UnitStatistic",
     "WeightedComparison",
+    "Weights",
     "abstain_as_miss_interval",
     "accuracy",
     "aggregation_design",

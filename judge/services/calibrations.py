@@ -35,7 +35,8 @@ from judge.calibration import (
     intra_judge_stability,
 )
 from judge.domain.calibration_report import PanelRef
-from judge.domain.item import SUPPORTER_ROLES, StoredId
+from judge.domain.content import content_key
+from judge.domain.item import SUPPORTER_ROLES, StoredId, parse_item
 from judge.domain.principal import Principal
 from judge.domain.rubric import Rubric, check_label
 from judge.domain.text_safety import json_problem, text_problem
@@ -232,6 +233,9 @@ class CalibrationService(BatchRuns[CalibrationView]):
         panel = self.jobs.panel(run.panel_name)
         judges = [t.model for t in panel.judges]
         items = scored_items(run, finished.jobs)
+        # the replies decide, not the panel's names: a judge reaching the simulator through
+        # its api_base is simulated too (judge.domain.provenance)
+        simulated = run.simulated or replies_simulated(finished.jobs)
         # bootstrap CIs take seconds on large runs: off the event loop (an API serves on it)
         policy = self.jobs.scorer.policy(rubric)
         report = await anyio.to_thread.run_sync(
@@ -242,7 +246,7 @@ class CalibrationService(BatchRuns[CalibrationView]):
                 judges,
                 run.id,
                 policy=policy,
-                simulated=run.simulated,
+                simulated=simulated,
             )
         )
         report = add_guarantees(
@@ -266,6 +270,7 @@ class CalibrationService(BatchRuns[CalibrationView]):
             run.id,
             report.model_dump(mode="json"),
             dimensions_json=evidence_json(report.flag_inputs()),
+            simulated=simulated,
         )
         # stored here or by another process: either way stop serving flags from before it
         self.jobs.scorer.calibrations.forget()
@@ -339,6 +344,18 @@ async def _with_jobs(database: Database, run_id: str) -> tuple[CalibrationRun, l
         raise CalibrationNotFound(run_id) from None
 
 
+def replies_simulated(jobs: Sequence[ScoreJob]) -> bool:
+    """Whether any judge's reply in these jobs came from the LLM simulator."""
+    for job in jobs:
+        if job.status == repo.COMPLETED and job.result_json:
+            result = json.loads(job.result_json)
+            if result.get("simulated") or any(
+                member.get("simulated") for member in result.get("panel") or []
+            ):
+                return True
+    return False
+
+
 def scored_items(run: CalibrationRun, jobs: Sequence[ScoreJob]) -> list[ScoredItem]:
     labels: list[dict[str, dict[str, Any]]] = json.loads(run.labels_json)
     return [_scored(job, labels[(job.position or 1) - 1]) for job in jobs]
@@ -370,6 +387,7 @@ def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
                         values = judge["samples"]["values"]
                         samples.setdefault(judge["model"], {})[dim_id] = values
     return ScoredItem(
+        content=_content(item),
         labels=labels,
         judges=judges,
         aggregate=aggregate,
@@ -379,6 +397,14 @@ def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
         judge_samples=samples,
         llm_calls=llm_calls,
     )
+
+
+def _content(raw: Any) -> str | None:
+    """The stored item's content key (None for an item that no longer parses)."""
+    try:
+        return content_key(parse_item(raw))
+    except ItemInvalid:
+        return None
 
 
 def _supporter(role: object) -> bool:

@@ -75,6 +75,7 @@ def resolve_panel(
                 sample_seeds=judge.sample_seeds,
                 family=judge.family,
                 client=path,
+                simulated=judge.simulated,
             )
         )
     return Panel(

@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl
 
+from judge.domain import provenance
 from judge.simulator.formats import ANTHROPIC, GEMINI, OPENAI, SimError, WireFormat
 from judge.simulator.formats.common import no_header_check
 from judge.simulator.options import SimulatorOptions
@@ -45,7 +46,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 Reply = tuple[int, Any, dict[str, str]]
 
-SIMULATOR_HEADER = (b"x-llm-simulator", b"empathy-judge")
+SIMULATOR_HEADER = (provenance.SIMULATOR_HEADER.encode(), provenance.SIMULATOR_MARK.encode())
 MAX_BODY = 32 * 1024 * 1024
 _CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 _GEMINI_PATH = re.compile(r"^(?:/v1beta|/v1)?/models/([^/]+)$")

@@ -83,14 +83,17 @@ ID_COLUMNS = frozenset(c for f in FOLDERS for c in (*f.ids, *f.llm_ids))
 # The paper flags these as unreliable for the LLM (Exp-LLM below 0.58); PE is not replayable.
 PAPER_UNRELIABLE = ("empathy", "fluency", "relevance", "dismissing_emotions")
 # The panel-level flags this run gives: the rule of docs/DESIGN.md section 2, with its evidence gate
-# (50 items each, every judge answering: n and coverage pass; the decisive part is the lower
-# bound of the panel kappa's 95% bootstrap CI, which must reach the floor). Ordinal kappas use
-# every level of the scale; the paper's observed-category kappas are checked separately.
+# (50 items each, every judge answering: units and coverage pass) and, since issue 23, the
+# like-for-like test (the lower bound of the panel's mean kappa against single experts must
+# clear the line, every consensus level hold 5 units) and the experts' interval. No Kumar
+# dimension earns ``trusted`` any more: 50 items vouch only for a clearly better-than-expert
+# panel (evidence/TRUST.md, section 5). Ordinal kappas use every level of the scale; the
+# paper's observed-category kappas are checked separately.
 OBSERVED_LEVELS = {
     "epitome": {
-        "emotional_reactions": "caution",  # experts 0.53 < line; panel 0.77 [0.59, 0.92]
-        "interpretations": "untrusted",  # experts 0.29 < floor; panel 0.40 < floor
-        "explorations": "trusted",  # experts 0.76, panel 0.84 [0.64, 0.96]
+        "emotional_reactions": "caution",  # experts 0.53 < line; like-for-like bound 0.55
+        "interpretations": "untrusted",  # panel 0.40 < floor
+        "explorations": "caution",  # like-for-like bound 0.61: within its MC error of 0.58
     },
     "empathetic-dialogues": {
         "empathy": "untrusted",  # panel 0.26 < floor
@@ -98,11 +101,11 @@ OBSERVED_LEVELS = {
         "fluency": "untrusted",  # experts 0.28 and panel 0.08 < floor
     },
     "lend-an-ear": {
-        "validating_emotions": "untrusted",  # experts 0.39 < floor (panel 0.70)
-        "encouraging_elaboration": "trusted",  # experts 0.69, panel 0.80 [0.70, 0.87]
+        "validating_emotions": "caution",  # experts 0.39, but their interval reaches the floor
+        "encouraging_elaboration": "caution",  # a consensus level with fewer than 5 units
         "demonstrating_understanding": "caution",  # panel 0.51 [0.27, 0.63]: below the line
-        "advice_giving": "trusted",  # experts 0.69, panel 0.61 [0.48, 0.71]
-        "self_oriented": "trusted",  # experts 0.70, panel 0.73 [0.51, 0.87]
+        "advice_giving": "caution",  # like-for-like bound 0.44 < line
+        "self_oriented": "caution",  # like-for-like bound 0.54 < line
         "dismissing_emotions": "untrusted",  # panel 0.17 < floor
     },
 }
@@ -386,30 +389,29 @@ def test_expert_baseline_is_the_median_of_the_papers_expert_pairs(
             assert abs(pairs[frozenset((a, b))] - paper[f"{a}-{b}"]) <= TOLERANCE, (rubric, dim_id)
         median = sorted(paper[p] for p in ("expert1-expert2", "expert2-expert3", "expert3-expert1"))
         assert abs(sorted(pairs.values())[1] - median[1]) <= TOLERANCE, (rubric, dim_id)
-        # the flag's expert baseline is the median pair on the full scale, measured by three
-        # experts on 50 items: enough to replace the published prior
+        # the report's median pair on the full scale, measured by three experts on 50 items
+        # (the flag reads the mean of the distinct pairs, with its interval)
         full = sorted(p["kappa"] for p in baseline["pairs"])[1]
         assert baseline["median"] == full
         assert (baseline["n_experts"], baseline["n_items"]) == (3, 50)
         assert [x["expert"] for x in baseline["leave_one_out"]] == list(EXPERTS)
 
 
-def expected_level(flag: dict[str, Any]) -> str:
+def expected_level(flag: dict[str, Any], dim: dict[str, Any]) -> str:
     """docs/DESIGN.md section 2 with the evidence gate, for a calibrated panel whose judges all
-    answered (quorum met, no per-item disagreement)."""
-    expert, panel, line, floor = (
-        flag["expert_kappa"],
-        flag["judge_kappa"],
-        flag["threshold"],
-        flag["floor"],
-    )
-    if expert is None or panel is None:
+    answered (quorum met, no per-item disagreement): the experts' interval against the floor,
+    the like-for-like test against the line."""
+    base, like = dim["expert_expert"], dim["like_for_like"]
+    panel, line, floor = flag["judge_kappa"], flag["threshold"], flag["floor"]
+    if base["mean"] is None or panel is None:
         return "caution"
-    if expert < floor or panel < floor:
+    if base["ci95"][1] < floor or panel < floor:
         return "untrusted"
     low = flag["ci95"][0]
-    enough = flag["n"] >= flag["min_items"] and flag["coverage"] >= 0.9
-    if expert < line or panel < line or not enough or low is None or low < floor:
+    enough = flag["units"] >= flag["min_items"] and flag["coverage"] >= 0.9
+    if base["mean"] < line or base["lower"] < floor or panel < line or not enough:
+        return "caution"
+    if low is None or low < floor or not like["trusted"]:
         return "caution"
     return "trusted"
 
@@ -419,14 +421,15 @@ def test_flags_mark_the_dimensions_the_paper_found_unreliable(runs: Runs) -> Non
     for rubric, dim_id, dim in dimensions(runs):
         flag = dim["flag"]
         panel = rater(dim, "panel")
-        expert = dim["expert_expert"]["median"]
+        expert = dim["expert_expert"]["mean"]  # the mean of the distinct pairs
         source = f"calibration:{runs.views[rubric]['id']}"
         assert flag["source"] == source
         assert (flag["judge_kappa"], flag["expert_kappa"]) == (panel["kappa"], expert)
         assert flag["expert_source"] == source  # 3 experts x 50 items replace the prior
         assert (flag["n"], flag["coverage"], flag["ci95"]) == (50, 1.0, panel["ci95"])
+        assert flag["units"] == 50
         assert flag["simulated"] is True  # replayed ratings served by the simulator
-        assert flag["level"] == expected_level(flag)
+        assert flag["level"] == expected_level(flag, dim)
         observed.setdefault(rubric, {})[dim_id] = flag["level"]
         if dim_id in PAPER_UNRELIABLE:
             assert flag["level"] != "trusted", (rubric, dim_id)
@@ -627,12 +630,12 @@ def test_judge_calibrate_on_the_epitome_files(
     out = done.stdout
     print("\n" + out)
     assert "SIMULATED JUDGES" in out
-    assert "epitome v1.0.0, 50 items, experts expert1, expert2, expert3" in out
+    assert "epitome v1.0.0, 50 items (50 independent units), experts expert1, expert2" in out
     header = next(line for line in out.splitlines() if "dimension" in line)
     columns = [c.strip() for c in re.split(r"[│┃]", header) if c.strip()]
     assert columns == [
         "dimension", "experts κ", "gemini-2.5-pro", "gpt-4o", "claude-3-7-sonnet-20250219", "panel",
-        "95% CI (panel)", "n (coverage)", "flag",
+        "95% CI (panel)", "n/units (coverage)", "flag",
     ]  # fmt: skip
     rows = {}
     for line in out.splitlines():
@@ -649,12 +652,11 @@ def test_judge_calibrate_on_the_epitome_files(
     for dim_id, (experts, gemini) in paper.items():
         assert (rows[dim_id]["experts κ"], rows[dim_id]["gemini-2.5-pro"]) == (experts, gemini)
         assert re.fullmatch(r"\[-?\d\.\d\d, -?\d\.\d\d\]", rows[dim_id]["95% CI (panel)"])
-        assert rows[dim_id]["n (coverage)"] == "50 (1.00)"
-    assert rows["emotional_reactions"]["flag"] == "caution: expert_agreement_moderate"
-    assert rows["interpretations"]["flag"] == (
-        "untrusted: low_expert_agreement, judges_below_floor"
-    )
-    assert rows["explorations"]["flag"] == "trusted: -"
+        assert rows[dim_id]["n/units (coverage)"] == "50/50 (1.00)"
+    # (a long list of reasons wraps inside its cell: the first line is compared)
+    assert rows["emotional_reactions"]["flag"].startswith("caution:")
+    assert rows["interpretations"]["flag"].startswith("untrusted:")
+    assert rows["explorations"]["flag"].startswith("caution:")
     assert f"HTML report: {report}" in out
 
     page = report.read_text(encoding="utf-8")

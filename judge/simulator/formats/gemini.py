@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from judge.domain.provenance import SIMULATOR_REPLY_ID_PREFIX
 from judge.simulator.engine import WRONG_TOOL, Reply
 from judge.simulator.formats.common import (
     STATUS,
@@ -135,7 +136,11 @@ def reply(call: JudgeCall, answer: Reply, usage: Usage) -> dict[str, Any]:
         "candidatesTokenCount": usage.completion_tokens,
         "totalTokenCount": usage.prompt_tokens + usage.completion_tokens,
     }
-    common = {"usageMetadata": used, "modelVersion": call.model, "responseId": uuid.uuid4().hex}
+    common = {
+        "usageMetadata": used,
+        "modelVersion": call.model,
+        "responseId": f"{SIMULATOR_REPLY_ID_PREFIX}{uuid.uuid4().hex}",
+    }
     if answer.kind == "blocked":  # the prompt itself is blocked: no candidates at all
         feedback = {"blockReason": "SAFETY", "safetyRatings": _SAFETY_BLOCK}
         return {"promptFeedback": feedback, **common}

@@ -152,7 +152,14 @@ def test_unanimous_uncalibrated_panel_is_caution_and_calibration_makes_it_truste
     assert flag.threshold == 0.58
 
     calibrations = StaticCalibrations()
-    measured = Calibration(run_id="run-x", judge_kappa=0.8, n=80, ci95=(0.66, 0.9), coverage=1.0)
+    measured = Calibration(
+        run_id="run-x",
+        judge_kappa=0.8,
+        n=80,
+        ci95=(0.66, 0.9),
+        coverage=1.0,
+        trust_reasons=(),  # its like-for-like test passed
+    )
     small = Calibration(run_id="run-y", judge_kappa=1.0, n=4, ci95=(1.0, 1.0), coverage=1.0)
     calibrations.add(EPITOME, panel, {"explorations": measured, "interpretations": small})
     scorer = Scorer(registry=REGISTRY, client=LiteLLMClient(retry=FAST), calibrations=calibrations)

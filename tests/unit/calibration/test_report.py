@@ -322,6 +322,8 @@ def test_ranked_agreement_compares_first_choices() -> None:
 # -- flags ----------------------------------------------------------------------------------
 
 GOLD10 = [0, 1, 2, 0, 1, 2, 0, 1, 2, 2]
+#: a second, distinct expert: agrees with GOLD10 on 9 items of 10 (a copy would not count)
+OTHER10 = [0, 1, 2, 1, 1, 2, 0, 1, 2, 2]
 CAUTION_PANEL = [1, 2, 2, 1, 1, 1, 0, 2, 1, 2]
 UNTRUSTED_PANEL = [0, 0, 0, 1, 0, 1, 0, 1, 0, 2]
 TIMES = 6  # 60 items: above the default min_items of 50
@@ -339,49 +341,79 @@ def flag_of(
 
 
 def test_trusted_when_experts_and_panel_clear_the_line_with_enough_evidence() -> None:
-    dim = flag_of({"e1": GOLD10, "e2": GOLD10}, GOLD10)
+    dim = flag_of({"e1": GOLD10, "e2": OTHER10}, GOLD10)
     flag = dim["flag"]
     assert (flag["level"], flag["reasons"]) == ("trusted", [])
     assert flag["source"] == "calibration:run-7"
-    assert (flag["expert_kappa"], flag["judge_kappa"]) == (1.0, 1.0)
+    pair = scale_kappa(GOLD10 * TIMES, OTHER10 * TIMES, [0, 1, 2])
+    assert flag["expert_kappa"] == pytest.approx(pair, abs=1e-4)
     assert (flag["threshold"], flag["floor"]) == (0.58, 0.40)
-    assert (flag["n"], flag["ci95"], flag["coverage"]) == (60, [1.0, 1.0], 1.0)
+    assert (flag["n"], flag["units"], flag["coverage"]) == (60, 60, 1.0)
     assert flag["expert_source"] == "calibration:run-7"
     assert dim["expert_baseline_used"] == {
         "source": "calibration:run-7",
-        "why": "2 experts on 60 items",
+        "why": "2 experts on 60 items (60 independent units)",
     }
+    like = dim["like_for_like"]
+    assert like["trusted"] is True
+    assert like["lower"] >= 0.58
+    assert like["per_expert"]["e1"] == 1.0
+    # the six items where the experts differ have a consensus of 0.5: no level of the scale
+    assert like["levels"] == {"0": 12, "1": 18, "2": 24}
 
 
 def test_the_same_perfect_agreement_on_five_items_is_not_trusted() -> None:
     """The issue's first case: a tiny calibration with a CI of [1.0, 1.0] cannot vouch, and its
     expert-expert kappa does not replace the published prior (0.53 for emotional reactions)."""
-    dim = flag_of({"e1": GOLD10[:5], "e2": GOLD10[:5]}, GOLD10[:5], times=1)
+    dim = flag_of({"e1": GOLD10[:5], "e2": OTHER10[:5]}, GOLD10[:5], times=1)
     flag = dim["flag"]
     assert flag["level"] == "caution"
-    assert flag["reasons"] == ["expert_agreement_moderate", "insufficient_calibration"]
+    assert flag["reasons"][:2] == ["expert_agreement_moderate", "insufficient_calibration"]
+    assert "levels_below_minimum_units" in flag["reasons"]
     assert flag["n"] == 5
     assert flag["expert_kappa"] == ER.prior.expert_kappa  # type: ignore[union-attr]
     assert flag["expert_source"] == "rubric-prior"
-    assert "only 5 items" in dim["expert_baseline_used"]["why"]
+    assert "only 5 independent units" in dim["expert_baseline_used"]["why"]
     assert "prior stands" in dim["expert_baseline_used"]["why"]
+
+
+def test_a_copied_expert_column_is_not_a_second_expert() -> None:
+    """Two identical columns are one annotator: no run baseline, the prior (0.53) stands."""
+    dim = flag_of({"e1": GOLD10, "e1-copy": GOLD10}, GOLD10)
+    assert dim["expert_expert"]["median"] == 1.0  # still reported, as measured
+    assert dim["expert_expert"]["distinct_experts"] == ["e1"]
+    assert dim["expert_expert"]["not_distinct"] == [
+        "e1-copy repeats e1: identical columns on all 60 items both rated"
+    ]
+    flag = dim["flag"]
+    assert flag["expert_source"] == "rubric-prior"
+    assert (flag["level"], flag["reasons"]) == ("caution", ["expert_agreement_moderate"])
+    assert "fewer than two distinct experts" in dim["expert_baseline_used"]["why"]
 
 
 def test_caution_when_the_panel_is_between_floor_and_line() -> None:
     kappa = scale_kappa(CAUTION_PANEL, GOLD10, [0, 1, 2])
     assert 0.40 <= kappa < 0.58
-    flag = flag_of({"e1": GOLD10, "e2": GOLD10}, CAUTION_PANEL)["flag"]
+    flag = flag_of({"e1": GOLD10, "e2": OTHER10}, CAUTION_PANEL)["flag"]
     assert flag["level"] == "caution"
     assert flag["reasons"][0] == "judges_below_line"
-    assert set(flag["reasons"]) <= {"judges_below_line", "judge_kappa_uncertain"}
+    assert "lower_bound_below_line" in flag["reasons"]
+    assert set(flag["reasons"]) <= {
+        "judges_below_line",
+        "judge_kappa_uncertain",
+        "lower_bound_below_line",
+    }
     assert ("judge_kappa_uncertain" in flag["reasons"]) == (flag["ci95"][0] < 0.40)
-    assert flag["judge_kappa"] == pytest.approx(kappa, abs=1e-4)
+    midpoint = [(a + b) / 2 for a, b in zip(GOLD10, OTHER10, strict=True)]
+    against = scale_kappa(CAUTION_PANEL * TIMES, midpoint * TIMES, [0, 1, 2])
+    assert flag["judge_kappa"] == pytest.approx(against, abs=1e-4)
 
 
 def test_untrusted_when_the_panel_is_below_the_floor() -> None:
     assert scale_kappa(UNTRUSTED_PANEL, GOLD10, [0, 1, 2]) < 0.40
-    flag = flag_of({"e1": GOLD10, "e2": GOLD10}, UNTRUSTED_PANEL)["flag"]
-    assert (flag["level"], flag["reasons"]) == ("untrusted", ["judges_below_floor"])
+    flag = flag_of({"e1": GOLD10, "e2": OTHER10}, UNTRUSTED_PANEL)["flag"]
+    assert flag["level"] == "untrusted"
+    assert flag["reasons"] == ["judges_below_floor", "lower_bound_below_line"]
 
 
 def test_untrusted_when_the_experts_disagree_below_the_floor() -> None:
@@ -399,7 +431,8 @@ def test_caution_when_expert_agreement_is_moderate() -> None:
     e1, e2 = GOLD10, CAUTION_PANEL
     midpoint = [(a + b) / 2 for a, b in zip(e1, e2, strict=True)]
     flag = flag_of({"e1": e1, "e2": e2}, midpoint)["flag"]
-    assert (flag["level"], flag["reasons"]) == ("caution", ["expert_agreement_moderate"])
+    assert flag["level"] == "caution"
+    assert "expert_agreement_moderate" in flag["reasons"]
 
 
 def test_a_single_expert_gives_no_baseline_so_at_best_caution() -> None:
@@ -442,6 +475,15 @@ def test_flag_inputs_carry_the_evidence(
             "judge_agreement": {j: rater(dim, j)["agreement"] for j in JUDGES},
             "weighting_helps": False,
             "units": len(E1),
+            "expert_units": len(E1),
+            "distinct_experts": 3,
+            # the baseline's interval (mean of the distinct pairs, here = the median) and
+            # its reasons; the like-for-like test: 4 units per level, fewer than 5
+            "expert_ci95": dim["expert_expert"]["ci95"],
+            "expert_reasons": [],
+            "like_for_like": dim["like_for_like"]["estimate"],
+            "trust_lower": dim["like_for_like"]["lower"],
+            "trust_reasons": ["levels_below_minimum_units"],
         }
     }
     assert dim["aggregation"]["evaluated"] is True

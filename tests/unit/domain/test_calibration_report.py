@@ -1,7 +1,8 @@
 """The calibration report's models (judge/domain/calibration_report.py): today's code writes the
-JSON that the code before them wrote (reports captured by running commit 3d1a3e4), runs stored
-by every earlier format read back, a misspelt key fails loudly, and the API documents the
-report's shape."""
+JSON that the code before them wrote (reports captured by running commit 3d1a3e4, re-captured
+from today's ``run`` below when issue 23 changed the report on purpose: units, the robust
+interval, distinct experts and the like-for-like test), runs stored by every earlier format
+read back, a misspelt key fails loudly, and the API documents the report's shape."""
 
 from __future__ import annotations
 

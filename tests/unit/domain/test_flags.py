@@ -44,10 +44,23 @@ def measured(
     expert_n: int = 0,
     n_experts: int = 0,
     simulated: bool = False,
+    units: int | None = None,
+    trust_reasons: tuple[str, ...] | None = (),
+    expert_reasons: tuple[str, ...] | None = None,
 ) -> Calibration:
-    """A calibration with enough evidence unless told otherwise (CI: kappa -/+ 0.1)."""
+    """A calibration with enough evidence unless told otherwise (CI: kappa -/+ 0.1) whose
+    like-for-like trust test passed (``trust_reasons``: its reasons; None: a run stored before
+    the test); the experts' ``expert_reasons`` default to the point's against the line."""
     if ci is None and kappa is not None:
         ci = (kappa - 0.1, min(1.0, kappa + 0.1))
+    if expert_reasons is None and expert is not None:
+        expert_reasons = (
+            ("low_expert_agreement",)
+            if expert < POLICY.floor
+            else ("expert_agreement_moderate",)
+            if expert < POLICY.line
+            else ()
+        )
     return Calibration(
         run_id="run1",
         judge_kappa=kappa,
@@ -57,8 +70,12 @@ def measured(
         coverage=coverage,
         expert_n=expert_n,
         n_experts=n_experts,
+        distinct_experts=n_experts,
+        expert_reasons=expert_reasons,
         simulated=simulated,
         metric="quadratic_weighted_kappa",
+        units=units,
+        trust_reasons=trust_reasons,
     )
 
 
@@ -273,3 +290,66 @@ def test_settings_reliability_defaults_reach_the_scorers_policy() -> None:
     with pytest.raises(ConfigError, match="reliability settings do not fit rubric"):
         check_policies(custom, clash)
     check_policies(registry, Scorer(registry, client=None, reliability_defaults={"floor": 0.6}))  # type: ignore[arg-type]
+
+
+# -- issue 23: units, like-for-like trust, distinct experts, provenance ---------------------------
+def test_repeated_items_count_once_against_min_items() -> None:
+    """60 items that are 12 conversations: 12 units, fewer than min_items."""
+    result = flag(prior=prior(0.76, 0.76), calibration=measured(0.9, n=60, units=12))
+    assert result.level == "caution"
+    assert result.reasons == ["insufficient_calibration"]
+    assert (result.n, result.units) == (60, 12)
+
+
+def test_a_run_without_units_counts_its_items() -> None:
+    result = flag(prior=prior(0.76, 0.76), calibration=measured(0.9, n=60))
+    assert (result.level, result.units) == ("trusted", 60)
+
+
+def test_the_like_for_like_test_decides_trusted() -> None:
+    reasons = ("lower_bound_below_line", "levels_below_minimum_units")
+    result = flag(prior=prior(0.76, 0.76), calibration=measured(0.9, trust_reasons=reasons))
+    assert result.level == "caution"
+    assert result.reasons == list(reasons)
+
+
+def test_a_run_stored_before_the_trust_test_cannot_vouch() -> None:
+    result = flag(prior=prior(0.76, 0.76), calibration=measured(0.9, trust_reasons=None))
+    assert result.level == "caution"
+    assert result.reasons == ["like_for_like_not_evaluated"]
+
+
+def test_a_single_distinct_expert_leaves_the_prior_standing() -> None:
+    """Two columns of which one copies the other: one distinct expert, the prior stands."""
+    run = measured(0.9, expert=1.0, expert_n=60, n_experts=1)
+    result = flag(prior=prior(0.5, 0.76), calibration=run)
+    assert result.expert_source == "rubric-prior"
+    assert result.expert_kappa == 0.5
+    assert "expert_agreement_moderate" in result.reasons
+
+
+def test_the_run_baseline_is_judged_by_its_interval() -> None:
+    run = measured(
+        0.9,
+        expert=0.7,
+        expert_n=60,
+        n_experts=3,
+        expert_reasons=("expert_agreement_uncertain",),
+    )
+    result = flag(prior=prior(0.76, 0.76), calibration=run)
+    assert result.expert_source == "calibration:run1"
+    assert (result.level, result.reasons) == ("caution", ["expert_agreement_uncertain"])
+    low = measured(0.9, expert=0.3, expert_n=60, n_experts=2)
+    assert flag(prior=prior(0.76, 0.76), calibration=low).level == "untrusted"
+
+
+def test_a_simulated_run_never_vouches_for_real_scores() -> None:
+    run = measured(0.9, simulated=True)
+    real = flag(prior=prior(0.76, 0.76), calibration=run)
+    assert (real.level, real.reasons, real.simulated) == (
+        "caution",
+        ["simulated_calibration"],
+        True,
+    )
+    simulated = flag(prior=prior(0.76, 0.76), calibration=run, scores_simulated=True)
+    assert (simulated.level, simulated.simulated) == ("trusted", True)

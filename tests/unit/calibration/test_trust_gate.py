@@ -1,0 +1,64 @@
+"""The trust gate of one dimension: distinct experts, abstentions as misses, whole levels."""
+
+from __future__ import annotations
+
+from judge.calibration._trust_gate import distinct_experts, trust_gate
+from judge.rubrics import RubricRegistry
+
+EPITOME = RubricRegistry.from_directory().get("epitome")
+ER = EPITOME.dimension("emotional_reactions")
+GOLD = [0, 1, 2, 0, 1, 2, 0, 1, 2, 2] * 6
+OTHER = [0, 1, 2, 1, 1, 2, 0, 1, 2, 2] * 6
+UNITS = [None] * len(GOLD)
+
+
+def gate(panel: list[object], experts: dict[str, list[object]]):  # type: ignore[no-untyped-def]
+    columns = list(experts.values())
+    gold = [sum(row) / len(row) for row in zip(*columns, strict=True)]  # type: ignore[arg-type]
+    return trust_gate(ER, panel, gold, experts, UNITS, EPITOME.reliability, 400)
+
+
+def test_a_copied_column_counts_once_and_says_why() -> None:
+    kept, refused = distinct_experts({"e1": GOLD, "e2": list(GOLD), "e3": OTHER})
+    assert kept == ["e1", "e3"]
+    assert refused == ["e2 repeats e1: identical columns on all 60 items both rated"]
+
+
+def test_experts_without_common_items_are_not_copies() -> None:
+    a = [0, 1, None, None]
+    b = [None, None, 0, 1]
+    assert distinct_experts({"a": a, "b": b}) == (["a", "b"], [])
+
+
+def test_abstaining_where_it_would_disagree_does_not_earn_trusted() -> None:
+    """A panel right wherever it answers and abstaining on 10% (where it would have been
+    wrong): over its answers kappa is 1; with the abstentions as misses it is not trusted."""
+    experts = {"e1": GOLD}
+    honest = gate(list(GOLD), experts)
+    assert honest.like_for_like is not None
+    assert honest.like_for_like.trusted
+    selective: list[object] = [None if i % 10 == 0 else g for i, g in enumerate(GOLD)]
+    found = gate(selective, experts).like_for_like
+    assert found is not None
+    assert found.abstentions_as_misses == 6
+    assert found.estimate is not None
+    assert found.estimate < 0.75
+    assert "lower_bound_below_line" in found.reasons
+
+
+def test_a_rare_level_holds_the_flag_back() -> None:
+    rare = [0] * 56 + [2, 2, 1, 1]
+    found = gate(list(rare), {"e1": rare}).like_for_like
+    assert found is not None
+    assert found.levels == {"0": 56, "1": 2, "2": 2}
+    assert "levels_below_minimum_units" in found.reasons
+    assert not found.trusted
+
+
+def test_the_baseline_of_distinct_experts_has_an_interval() -> None:
+    found = gate(list(GOLD), {"e1": GOLD, "e3": OTHER})
+    iv = found.expert_interval()
+    assert iv is not None
+    assert iv.low <= iv.estimate <= iv.high
+    assert found.baseline is not None
+    assert found.baseline.reasons(0.4, 0.58) == []
