@@ -138,17 +138,20 @@ def trust_gate(
     )
     pred, consensus = scale.values(panel), scale.values(gold)
     answers = worst_case_answers(pred, consensus, scale.levels)
-    decision = like_for_like_trust(
-        answers,
-        columns,
-        line=policy.line,
-        levels=scale.levels,
-        weights=weights,
-        groups=groups,
-        n_resamples=resamples,
-        seed=RESAMPLE_SEED,
-        min_units_per_level=0,  # checked below, on whole levels
-    )
+    try:
+        decision = like_for_like_trust(
+            answers,
+            columns,
+            line=policy.line,
+            levels=scale.levels,
+            weights=weights,
+            groups=groups,
+            n_resamples=resamples,
+            seed=RESAMPLE_SEED,
+            min_units_per_level=0,  # checked below, on whole levels
+        )
+    except ValueError:  # one label among the panel and every expert: kappa is undefined
+        return TrustGate(distinct, not_distinct, baseline, None)
     scale_levels = scale.levels if scale.levels is not None else label_set(dim) or []
     level_check = check_levels(_whole_levels(gold, scale), groups, scale_levels)
     reasons = list(decision.reasons)

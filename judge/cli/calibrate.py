@@ -155,8 +155,8 @@ def print_report(report: CalibrationReport) -> None:
     out.print(table)
     out.print(
         "Ordinal κ: quadratic weights over every level of the scale. Rates: answered / "
-        "abstention counted as a miss. Experts κ: the median expert pair ("
-        "calibration, or the rubric's prior when too few experts or items)."
+        "abstention counted as a miss. Experts κ: the mean over pairs of distinct experts "
+        "(calibration, or the rubric's prior when too few experts or items)."
     )
     for dim_id, dim in report.dimensions.items():
         given = dim.given

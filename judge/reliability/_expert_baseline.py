@@ -134,9 +134,12 @@ def expert_baseline(
     checks = {p: distinct_annotators(experts[p[0]], experts[p[1]]) for p in pairs}
     if not pairs:
         return ExpertBaseline({}, {}, None)
-    stats = shared_unit_kappas(
-        [(experts[x], experts[y]) for x, y in pairs], weights, levels=levels, groups=groups
-    )
+    try:
+        stats = shared_unit_kappas(
+            [(experts[x], experts[y]) for x, y in pairs], weights, levels=levels, groups=groups
+        )
+    except ValueError:  # every expert gave one and the same label: kappa is undefined
+        return ExpertBaseline({}, checks, None)
     kappas = {p: s.point() for p, s in zip(pairs, stats, strict=True)}
     accepted = [s for p, s in zip(pairs, stats, strict=True) if checks[p].distinct]
     interval = (

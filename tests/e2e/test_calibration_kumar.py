@@ -44,6 +44,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.data, pytest.mark.timeout(300
 KUMAR = Path("kumar2025-empathic-communication-judging") / "annotations"
 LLMS = ("gemini", "gpt", "claude")
 EXPERTS = ("expert1", "expert2", "expert3")
+EXPERT_PAIRS = ("expert1-expert2", "expert2-expert3", "expert3-expert1")
 PANEL = "kumar"
 SMALL_PANEL = "kumar-other-params"
 #: The models of the paper, each on its own provider, served as the replay of its file.
@@ -457,7 +458,7 @@ def test_scores_after_the_run_use_its_flags(
             calibrated = run["report"]["dimensions"][dim_id]
             assert flag["source"] == f"calibration:{run['id']}", (rubric, dim_id)
             assert flag["judge_kappa"] == rater(calibrated, "panel")["kappa"]
-            assert flag["expert_kappa"] == calibrated["expert_expert"]["median"]
+            assert flag["expert_kappa"] == calibrated["expert_expert"]["mean"]  # distinct pairs
             assert (flag["n"], flag["ci95"]) == (50, rater(calibrated, "panel")["ci95"])
             assert flag["simulated"] is True
             if calibrated["flag"]["level"] == "untrusted":
@@ -591,7 +592,7 @@ def test_judge_calibrate_url_submits_to_the_server(
 
 
 def test_judge_calibrate_on_the_epitome_files(
-    replay_simulator: SimulatorProcess, shared_data: Path, tmp_path: Path
+    replay_simulator: SimulatorProcess, shared_data: Path, tmp_path: Path, kumar: KumarData
 ) -> None:
     """``judge calibrate`` end to end on the released per-annotator CSVs (no server): the
     printed table and the ``--report`` page."""
@@ -639,6 +640,8 @@ def test_judge_calibrate_on_the_epitome_files(
     ]  # fmt: skip
     rows = {}
     for line in out.splitlines():
+        if line.startswith("└") and rows:
+            break  # the agreement table ends; the guarantee table follows
         cells = [c.strip() for c in line.split("│")]
         cells = [c for c in cells if c]
         if cells and cells[0] in {d.id for d in REGISTRY.get("epitome").dimensions}:
@@ -649,8 +652,12 @@ def test_judge_calibrate_on_the_epitome_files(
         "explorations": ("0.76", "0.76"),
     }
     assert set(rows) == set(paper)
-    for dim_id, (experts, gemini) in paper.items():
-        assert (rows[dim_id]["experts κ"], rows[dim_id]["gemini-2.5-pro"]) == (experts, gemini)
+    for dim_id, (median, gemini) in paper.items():
+        assert rows[dim_id]["gemini-2.5-pro"] == gemini
+        # the flag's expert agreement: the mean of the three (distinct) expert pairs
+        pairs = [kumar.paper[("epitome", dim_id)][p] for p in EXPERT_PAIRS]
+        assert abs(float(rows[dim_id]["experts κ"]) - statistics.mean(pairs)) <= 0.011, dim_id
+        assert sorted(pairs)[1] == pytest.approx(float(median), abs=0.005)
         assert re.fullmatch(r"\[-?\d\.\d\d, -?\d\.\d\d\]", rows[dim_id]["95% CI (panel)"])
         assert rows[dim_id]["n/units (coverage)"] == "50/50 (1.00)"
     # (a long list of reasons wraps inside its cell: the first line is compared)
@@ -665,7 +672,10 @@ def test_judge_calibrate_on_the_epitome_files(
     assert "line 0.58" in page
     for dim_id in paper:
         assert f">{dim_id}</text>" in page
-    assert page.count("<tr><td>") == 3 * (len(PANEL_MODELS) + 1)
+    # the agreement table: a row per rater (each judge and the panel) per dimension, its
+    # fifth cell the rater's CI (the guarantee table's rows follow with other cells)
+    agreement_rows = re.findall(r"<tr>(?:<td>[^<]*</td>){5}<td>\[", page)
+    assert len(agreement_rows) == 3 * (len(PANEL_MODELS) + 1)
     assert "SIMULATED JUDGES" in page
     assert page.count("<table class='cm'>") == 3 * (len(PANEL_MODELS) + 1)
 

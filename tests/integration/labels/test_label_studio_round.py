@@ -193,7 +193,12 @@ def test_pull_follow_keeps_the_labels_in_sync(
         _wait_for(target, '"focus_intensity": 9', follower)
     finally:
         follower.send_signal(signal.SIGINT)
-        out, err = follower.communicate(timeout=60)
+        try:
+            out, err = follower.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            follower.kill()  # never leave the follower running past the test
+            out, err = follower.communicate()
+            raise AssertionError(f"the follower ignored SIGINT: {out}\n{err}") from None
     assert follower.returncode == 0, err
     assert "stopped following" in err
     assert out.count("Wrote ") == 2  # once empty, once with the new annotation

@@ -313,7 +313,7 @@ def test_cli_rescue_option_gives_the_same_report(
     rescue = str(shared_data / RESCUE)
     both = judge("calibrate", "--rubric", "rescue-family", "--rescue", rescue, str(report))
     assert both.returncode == 2
-    assert "either LABELS files or --rescue" in both.stderr
+    assert "give one of LABELS files, --rescue FILE or --from-labels ROUND" in both.stderr
     wrong = judge("calibrate", "--rubric", "epitome", "--rescue", rescue)
     assert wrong.returncode == 2
     assert "not a RESCUE-BENCH session rubric" in wrong.stderr

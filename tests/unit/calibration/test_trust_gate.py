@@ -62,3 +62,16 @@ def test_the_baseline_of_distinct_experts_has_an_interval() -> None:
     assert iv.low <= iv.estimate <= iv.high
     assert found.baseline is not None
     assert found.baseline.reasons(0.4, 0.58) == []
+
+
+def test_one_label_from_everyone_is_no_evidence_and_no_crash() -> None:
+    """Experts and panel all saying the same label on a nominal dimension: kappa is undefined,
+    so there is no baseline interval and no like-for-like test (the flag cannot say trusted),
+    rather than an error that would fail the calibration run."""
+    couple = RubricRegistry.from_directory().get("rescue-couple")
+    dim = couple.dimension("relation_pattern")
+    same = ["pursue_withdraw"] * 12
+    experts: dict[str, list[object]] = {"e1": list(same), "e2": list(same)}
+    result = trust_gate(dim, list(same), list(same), experts, [None] * 12, couple.reliability, 50)
+    assert result.like_for_like is None
+    assert result.expert_interval() is None
