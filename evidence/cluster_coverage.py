@@ -11,7 +11,7 @@ share of calibrations where the truth lies below the two-sided interval's low en
 reads that end; nominal 2.5%) and below the one-sided 95% lower bound (nominal 5%), and the
 mean width.
 
-    uv run python -m evidence.cluster_coverage [--reps 1000] [--resamples 2000] [--seed 1]
+    uv run --dev python -m evidence.cluster_coverage [--reps 1000] [--resamples 2000] [--seed 1]
 """
 
 from __future__ import annotations

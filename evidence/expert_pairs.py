@@ -6,7 +6,7 @@ the exact agreement (the near-identical check's statistic); per dimension the ex
 baseline (``judge.reliability.expert_baseline``: mean quadratic kappa over the three pairs on
 the scale's levels, robust interval, 2,000 resamples, seed 0) against the floor 0.40.
 
-    uv run python -m evidence.expert_pairs [--data ../shared/data]
+    uv run --group dev python -m evidence.expert_pairs [--data ../shared/data]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ submits the batch; once the worker is busy with it, key B scores one item with `
 ``--samples`` times in a row, and the script prints each score's latency and how many of A's
 items were still queued when it was answered.
 
-    uv run python -m evidence.fairness [--items 2000] [--samples 5] [--concurrency 8]
+    uv run --group dev python -m evidence.fairness [--items 2000] [--samples 5] [--concurrency 8]
 
 To measure the code before a change, run it with ``PYTHONPATH`` pointing at that checkout
 (child processes inherit it).

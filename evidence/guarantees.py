@@ -3,7 +3,7 @@ and a cascade, on the Kumar et al. (2025) release with the three LLMs' recorded 
 replayed (Gemini 2.5 Pro, GPT-4o, Claude 3.7 Sonnet; 3 experts; 50 conversations per
 framework; 21 dimensions), over random calibration/test splits of each framework's items.
 
-    uv run python -m evidence.guarantees [--data ../shared/data] [--splits 500] [--cal 30]
+    uv run --dev python -m evidence.guarantees [--data ../shared/data] [--splits 500] [--cal 30]
 
 Panel answer: the median of the three LLMs. Expert consensus: the median of the three
 experts. Confidence: :func:`judge.reliability.ordinal_features` (range and modal agreement).

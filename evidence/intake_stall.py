@@ -5,7 +5,7 @@ Starts ``judge serve`` on SQLite with Redis and no worker (the jobs stay queued:
 intake is measured), posts one ``--lines``-line batch, and meanwhile asks ``/health`` every
 50 ms; prints the batch request's duration and the slowest and median ``/health``.
 
-    uv run python -m evidence.intake_stall [--lines 20000]
+    uv run --group dev python -m evidence.intake_stall [--lines 20000]
 
 To measure the code before a change, run it with ``PYTHONPATH`` pointing at that checkout.
 """

@@ -13,7 +13,7 @@ the percentile interval (undefined at -1), and their union (``robust``, the gate
 The minimum is the smallest c from which the coverage of the chosen interval stays "near"
 95% (at least 93%, and at most 4% missing from above) for every larger c in the grid.
 
-    uv run python -m evidence.level_minimum [--n 50] [--reps 1000] [--seed 5]
+    uv run --group dev python -m evidence.level_minimum [--n 50] [--reps 1000] [--seed 5]
 """
 
 from __future__ import annotations

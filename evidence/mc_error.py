@@ -10,7 +10,7 @@ bound across seeds (max - min), the mean Monte Carlo error the interval states
 (``KappaInterval.lower_mc``, half-width of the order-statistic interval), and how often the
 stated Monte Carlo interval contains the reference bound (nominal 95%).
 
-    uv run python -m evidence.mc_error [--seeds 50] [--data ../shared/data]
+    uv run --group dev python -m evidence.mc_error [--seeds 50] [--data ../shared/data]
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Reported per scenario and plan: the share of calibrations with a plan, the share
 follow-ups that reached the target (among those with a plan), and the median and 90th
 percentile of the items asked for.
 
-    uv run python -m evidence.planning_assurance [--reps 300] [--n 50] [--target 0.58]
+    uv run --group dev python -m evidence.planning_assurance [--reps 300] [--n 50] [--target 0.58]
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ that always answers the dominant level (kappa 0 by construction).
   the judge is right with probability 0.70 and one level off otherwise (split between the
   neighbours, all on the one neighbour at the ends).
 
-    uv run python -m evidence.prevalence_paradox
+    uv run --group dev python -m evidence.prevalence_paradox
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ finding per dimension (n, mean, 95% paired bootstrap CI) and the calls per item,
 ``samples: k`` (k x judges calls per item, measured) with the share of dimensions flagged
 ``judge_unstable`` on the ``unstable`` panel and on an ``accurate`` one.
 
-    uv run python -m evidence.probe_evidence
+    uv run --group dev python -m evidence.probe_evidence
 """
 
 from __future__ import annotations

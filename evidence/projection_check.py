@@ -6,7 +6,7 @@ calibrate the panel (the median of the three LLMs, as the replay panel aggregate
 the experts' median on n items, project the 95% bootstrap CI half-width of the full-scale
 quadratic kappa to 2n items (x sqrt(1/2)), then measure it on 2n items (the n plus n more).
 
-    uv run python -m evidence.projection_check [--n 20] [--seeds 20] [--data ../shared/data]
+    uv run --dev python -m evidence.projection_check [--n 20] [--seeds 20] [--data ../shared/data]
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ positions. Chance-corrected Recall@1 with chance = 1/k (today) and with chance f
 rater's own first choices (``judge.reliability.marginal_chance_recall_at_1``), with the
 cluster bootstrap CI over sessions.
 
-    uv run python -m evidence.rescue_chance [--data ../shared/data]
+    uv run --group dev python -m evidence.rescue_chance [--data ../shared/data]
 """
 
 from __future__ import annotations

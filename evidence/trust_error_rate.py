@@ -23,9 +23,9 @@ With experts that agree at the line, a perfect panel agrees with a single expert
 the like-for-like statistic cannot exceed the experts' own reliability. ``--expert-noise
 0.45`` models experts agreeing at 0.76, where a panel can reach 0.8.
 
-    uv run python -m evidence.trust_error_rate [--reps 1000] [--seed 3]
-    uv run python -m evidence.trust_error_rate --boundary 0.05 0.04 --reps 3000 --sizes 50
-    uv run python -m evidence.trust_error_rate --grid 0.8 --expert-noise 0.45 --reps 500
+    uv run --dev python -m evidence.trust_error_rate [--reps 1000] [--seed 3]
+    uv run --dev python -m evidence.trust_error_rate --boundary 0.05 0.04 --reps 3000 --sizes 50
+    uv run --dev python -m evidence.trust_error_rate --grid 0.8 --expert-noise 0.45 --reps 500
 """
 
 from __future__ import annotations

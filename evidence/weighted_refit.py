@@ -15,7 +15,7 @@ interval that refits the weights in every resample (the rule), the one that hold
 weights fixed (today's), and on the binary dimension the panel's tie rule (a tie goes to the
 first label) against ties split evenly.
 
-    uv run python -m evidence.weighted_refit [--reps 500] [--resamples 500] [--seed 9]
+    uv run --group dev python -m evidence.weighted_refit [--reps 500] [--resamples 500] [--seed 9]
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Generate the Grafana dashboards of empathy-judge with Grafana's own typed builders
 (``grafana-foundation-sdk``).
 
-    uv run python deploy/grafana/build_dashboards.py            # writes deploy/grafana/dashboards/
-    uv run python deploy/grafana/build_dashboards.py --check    # exit 1 when the JSON is stale
+    uv run --dev python deploy/grafana/build_dashboards.py          # writes the dashboards
+    uv run --dev python deploy/grafana/build_dashboards.py --check  # exit 1 if the JSON is stale
 
 Thresholds and lines come from :mod:`judge.domain.watch` (the kappa floor and line are the
 reliability policy's defaults), never from copies here. Every PromQL expression is run against
