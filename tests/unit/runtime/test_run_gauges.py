@@ -24,7 +24,9 @@ from tests.fixtures.stored_reports import Level, stored_report
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def report(kappa: float, level: Level, drift: float | None = None) -> CalibrationReport:
+def report(
+    kappa: float, level: Level, drift: float | None = None, floor: float = 0.40
+) -> CalibrationReport:
     return stored_report(
         {"warmth": {"m/a": kappa, "panel": kappa - 0.1, "m/b": None}},
         level,
@@ -34,6 +36,7 @@ def report(kappa: float, level: Level, drift: float | None = None) -> Calibratio
             if drift is not None
             else None
         ),
+        floor=floor,
     )
 
 
@@ -62,7 +65,7 @@ KAPPA_A = 'judge_calibration_kappa{"dimension": "warmth", "model": "m/a", "rubri
 def test_each_gauge_follows_its_latest_run() -> None:
     runs = [
         StoredRun("r", T0, False, report(0.50, "untrusted")),
-        StoredRun("r", T0 + timedelta(hours=1), False, report(0.70, "trusted")),
+        StoredRun("r", T0 + timedelta(hours=1), False, report(0.70, "trusted", floor=0.5)),
         StoredRun("r", T0 + timedelta(hours=2), True, report(0.40, "caution", drift=-0.3)),
         StoredRun("r", T0 + timedelta(minutes=30), True, report(0.9, "trusted", drift=0.5)),
         StoredRun("other", T0, False, report(0.33, "caution")),
@@ -79,6 +82,10 @@ def test_each_gauge_follows_its_latest_run() -> None:
     level = 'judge_reliability_level{"dimension": "warmth", "level": "%s", "rubric": "r"}'
     assert [values[level % name] for name in ("trusted", "caution", "untrusted")] == [1, 0, 0]
     assert not [k for k in values if "not_calibrated" in k]
+    # the floor: that of the same calibration's flags (the rubric's configured policy)
+    floor = 'judge_reliability_floor_kappa{"dimension": "warmth", "rubric": "%s"}'
+    assert values[floor % "r"] == pytest.approx(0.5)
+    assert values[floor % "other"] == pytest.approx(0.40)
     # drift and the canary's time: the latest canary run
     drift = KAPPA_A.replace("judge_calibration_kappa", "judge_drift_kappa_delta")
     assert values[drift] == pytest.approx(-0.3)
@@ -88,6 +95,7 @@ def test_each_gauge_follows_its_latest_run() -> None:
     stamp = values['judge_canary_last_run_timestamp_seconds{"rubric": "r"}']
     assert stamp == (T0 + timedelta(hours=2)).timestamp()
     assert 'judge_canary_last_run_timestamp_seconds{"rubric": "other"}' not in values
+    assert not [k for k in values if k.startswith("judge_canary_interval_seconds")]
 
 
 def test_every_name_is_described_even_without_runs() -> None:
@@ -163,6 +171,8 @@ def test_collector_reads_the_database_and_caches_it(database_url: str) -> None:
     fresh = scrape(RunGaugeCollector(database_url, ttl_s=0))
     assert fresh[KAPPA_A] == pytest.approx(0.8)
     assert fresh[KAPPA_A.replace("calibration_kappa", "drift_kappa_delta")] == pytest.approx(-0.1)
+    interval = 'judge_canary_interval_seconds{"canary": "%s", "rubric": "r"}' % ("c" * 32)
+    assert fresh[interval] == 60
 
 
 def test_a_failed_read_serves_the_last_values(
