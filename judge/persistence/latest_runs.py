@@ -1,6 +1,6 @@
-"""The latest completed calibration runs per rubric and the enabled canaries, read for the run gauges
-(:mod:`judge.runtime.run_gauges`) from a short-lived engine of their own: the gauges are
-read at scrape time, in a thread with its own event loop, outside any service runtime."""
+"""The latest completed calibration runs per rubric and the enabled canaries, read for the
+run gauges (:mod:`judge.runtime.run_gauges`) from a short-lived engine of their own: the gauges
+are read at scrape time, in a thread with its own event loop, outside any service runtime."""
 
 from __future__ import annotations
 
@@ -83,9 +83,9 @@ async def read_latest_runs(database_url: str) -> LatestRuns:
             )
             texts = {r.id: r.report_json for r in reports}
             schedules = await connection.execute(
-                select(
-                    col(Canary.rubric_id), col(Canary.id), col(Canary.interval_s)
-                ).where(col(Canary.enabled))
+                select(col(Canary.rubric_id), col(Canary.id), col(Canary.interval_s)).where(
+                    col(Canary.enabled)
+                )
             )
             canaries = [StoredCanary(*row) for row in schedules]
     finally:

@@ -105,9 +105,7 @@ def _latest(runs: Iterable[StoredRun]) -> dict[str, StoredRun]:
     return out
 
 
-def gauges_from_runs(
-    runs: list[StoredRun], canaries: Iterable[StoredCanary] = ()
-) -> RunGauges:
+def gauges_from_runs(runs: list[StoredRun], canaries: Iterable[StoredCanary] = ()) -> RunGauges:
     """The gauges of the latest runs per rubric and of the enabled ``canaries`` (see the
     module docstring)."""
     gauges = RunGauges()
