@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import select
 
 from judge.domain.calibration_report import CalibrationReport
 from judge.persistence.database import Database
@@ -173,6 +174,22 @@ def test_collector_reads_the_database_and_caches_it(database_url: str) -> None:
     assert fresh[KAPPA_A.replace("calibration_kappa", "drift_kappa_delta")] == pytest.approx(-0.1)
     interval = 'judge_canary_interval_seconds{"canary": "%s", "rubric": "r"}' % ("c" * 32)
     assert fresh[interval] == 60
+    _disable_canaries(database_url)
+    assert not [k for k in scrape(RunGaugeCollector(database_url, ttl_s=0)) if "interval" in k]
+
+
+def _disable_canaries(url: str) -> None:
+    async def run() -> None:
+        database = Database(url)
+        try:
+            async with database.session() as session:
+                for canary in (await session.execute(select(Canary))).scalars():
+                    canary.enabled = False
+                await session.commit()
+        finally:
+            await database.dispose()
+
+    asyncio.run(run())
 
 
 def test_a_failed_read_serves_the_last_values(
