@@ -33,6 +33,7 @@ from grafana_foundation_sdk.models import prometheus as pm
 
 from judge.domain.watch import (
     ABSTENTION_RATE_ALERT,
+    CANARY_STALE_INTERVALS,
     CANARY_STALE_S,
     DRIFT_THRESHOLD,
     HTTP_5XX_RATIO_ALERT,
@@ -422,7 +423,8 @@ def drift_reliability() -> dm.Dashboard:
         ),
         stat_panel(
             "Time since last canary run",
-            f"Alert after {CANARY_STALE_S // 86_400} days without a canary run.",
+            f"Alert after {CANARY_STALE_INTERVALS} of the rubric's canary intervals without a "
+            f"run; the colours are those of a daily canary ({CANARY_STALE_S // 86_400} days).",
             Q(
                 "time() - max by (rubric) "
                 '(judge_canary_last_run_timestamp_seconds{rubric=~"$rubric"})',

@@ -2,7 +2,9 @@
 
 One place for them. ``deploy/grafana/build_dashboards.py`` draws them and a test checks that
 ``deploy/prometheus/alerts.yml`` uses exactly these numbers. The kappa floor and line are the
-reliability policy's defaults (docs/DESIGN.md section 2), not copies.
+reliability policy's defaults (docs/DESIGN.md section 2), not copies; the alerts compare with
+each rubric's configured floor and each canary's interval, exported as gauges
+(:mod:`judge.runtime.run_gauges`).
 """
 
 from __future__ import annotations
@@ -22,5 +24,8 @@ ABSTENTION_RATE_ALERT = 0.2
 LLM_FAILURE_RATE_ALERT = 0.2
 #: share of HTTP responses that are 5xx, alerted above this
 HTTP_5XX_RATIO_ALERT = 0.05
-#: a canary that has not run for this long is stale (seconds); the dashboard turns orange at half
-CANARY_STALE_S = 2 * 86_400
+#: a canary rubric whose last run is older than this many of its canaries' ``interval_s`` is
+#: stale (the alert; it reads the intervals from ``judge_canary_interval_seconds``)
+CANARY_STALE_INTERVALS = 2
+#: the dashboard's staleness colours (seconds; orange at half): those of a daily canary
+CANARY_STALE_S = CANARY_STALE_INTERVALS * 86_400

@@ -1,6 +1,6 @@
-"""The latest completed calibration runs per rubric, read for the run gauges
-(:mod:`judge.runtime.run_gauges`) from a short-lived engine of their own: the gauges are
-read at scrape time, in a thread with its own event loop, outside any service runtime."""
+"""The latest completed calibration runs per rubric and the enabled canaries, read for the
+run gauges (:mod:`judge.runtime.run_gauges`) from a short-lived engine of their own: the gauges
+are read at scrape time, in a thread with its own event loop, outside any service runtime."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from sqlmodel import col
 
 from judge.domain.calibration_report import CalibrationReport
 from judge.persistence.database import missing_sqlite_file, normalise_url
-from judge.persistence.tables import CalibrationRun
+from judge.persistence.tables import CalibrationRun, Canary
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,21 @@ class StoredRun:
     report: CalibrationReport
 
 
+@dataclass(frozen=True)
+class StoredCanary:
+    """What the gauges need of one enabled canary: its schedule."""
+
+    rubric: str
+    id: str
+    interval_s: float
+
+
+@dataclass(frozen=True)
+class LatestRuns:
+    runs: list[StoredRun]
+    canaries: list[StoredCanary]
+
+
 def _require_sqlite_file(url: str) -> None:
     """A gauge read never creates a database: a SQLite file that is not there is an error
     (raised before aiosqlite starts a thread, which would outlive a failed connect)."""
@@ -39,9 +54,10 @@ def _require_sqlite_file(url: str) -> None:
         raise FileNotFoundError(f"no SQLite database at {missing}")
 
 
-async def read_latest_runs(database_url: str) -> list[StoredRun]:
+async def read_latest_runs(database_url: str) -> LatestRuns:
     """The latest completed run per rubric, overall, non-canary and canary (at most three
-    reports per rubric are read), from a short-lived engine of its own."""
+    reports per rubric are read), and the enabled canaries, from a short-lived engine of its
+    own."""
     url = normalise_url(database_url)
     _require_sqlite_file(url)
     engine = create_async_engine(url, poolclass=NullPool)
@@ -66,6 +82,12 @@ async def read_latest_runs(database_url: str) -> list[StoredRun]:
                 )
             )
             texts = {r.id: r.report_json for r in reports}
+            schedules = await connection.execute(
+                select(col(Canary.rubric_id), col(Canary.id), col(Canary.interval_s)).where(
+                    col(Canary.enabled)
+                )
+            )
+            canaries = [StoredCanary(*row) for row in schedules]
     finally:
         await engine.dispose()
     runs = []
@@ -74,7 +96,7 @@ async def read_latest_runs(database_url: str) -> list[StoredRun]:
         report = _parsed(run_id, text) if text else None
         if report is not None:
             runs.append(StoredRun(rubric, finished, canary, report))
-    return runs
+    return LatestRuns(runs, canaries)
 
 
 def _parsed(run_id: str, text: str) -> CalibrationReport | None:

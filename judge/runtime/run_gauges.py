@@ -15,7 +15,12 @@ Per rubric:
 - ``judge_reliability_level``: 1 for the flag level of each dimension in the latest
   completed calibration that is not a canary run, 0 for the other levels;
 - ``judge_drift_*``: the latest canary run's drift against its baseline;
-- ``judge_canary_last_run_timestamp_seconds``: when the latest canary run finished.
+- ``judge_reliability_floor_kappa``: the kappa floor of each dimension's flag in that
+  calibration (the rubric's reliability policy), which the ``JudgeBelowFloor`` alert compares
+  the judges' kappas with;
+- ``judge_canary_last_run_timestamp_seconds``: when the latest canary run finished;
+- ``judge_canary_interval_seconds``: each enabled canary's ``interval_s``, from which the
+  ``JudgeCanaryStale`` alert derives staleness.
 
 Like :mod:`judge.metrics`, this module imports ``prometheus_client`` only when called.
 """
@@ -32,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from judge.domain.calibration_report import RaterDrift
-from judge.persistence.latest_runs import StoredRun, read_latest_runs
+from judge.persistence.latest_runs import StoredCanary, StoredRun, read_latest_runs
 
 if TYPE_CHECKING:
     from prometheus_client.core import GaugeMetricFamily
@@ -65,8 +70,17 @@ _DRIFT: dict[str, tuple[str, str, Callable[[RaterDrift], float | None]]] = {
 }
 KAPPA = "judge_calibration_kappa"
 RELIABILITY = "judge_reliability_level"
+FLOOR = "judge_reliability_floor_kappa"
 CANARY_LAST_RUN = "judge_canary_last_run_timestamp_seconds"
-NAMES = (KAPPA, RELIABILITY, *(name for name, _, _ in _DRIFT.values()), CANARY_LAST_RUN)
+CANARY_INTERVAL = "judge_canary_interval_seconds"
+NAMES = (
+    KAPPA,
+    RELIABILITY,
+    FLOOR,
+    *(name for name, _, _ in _DRIFT.values()),
+    CANARY_LAST_RUN,
+    CANARY_INTERVAL,
+)
 
 
 @dataclass
@@ -75,10 +89,12 @@ class RunGauges:
 
     kappa: dict[tuple[str, str, str], float] = field(default_factory=dict)
     reliability: dict[tuple[str, str], str] = field(default_factory=dict)
+    floor: dict[tuple[str, str], float] = field(default_factory=dict)
     drift: dict[str, dict[tuple[str, str, str], float]] = field(
         default_factory=lambda: {key: {} for key in _DRIFT}
     )
     canary_last_run: dict[str, float] = field(default_factory=dict)
+    canary_interval: dict[tuple[str, str], float] = field(default_factory=dict)
 
 
 def _latest(runs: Iterable[StoredRun]) -> dict[str, StoredRun]:
@@ -89,9 +105,12 @@ def _latest(runs: Iterable[StoredRun]) -> dict[str, StoredRun]:
     return out
 
 
-def gauges_from_runs(runs: list[StoredRun]) -> RunGauges:
-    """The gauges of the latest runs per rubric (see the module docstring)."""
+def gauges_from_runs(runs: list[StoredRun], canaries: Iterable[StoredCanary] = ()) -> RunGauges:
+    """The gauges of the latest runs per rubric and of the enabled ``canaries`` (see the
+    module docstring)."""
     gauges = RunGauges()
+    for canary in canaries:
+        gauges.canary_interval[(canary.rubric, canary.id)] = canary.interval_s
     for rubric, run in _latest(runs).items():
         for dim_id, dim in run.report.dimensions.items():
             for rater in dim.raters:
@@ -104,6 +123,7 @@ def gauges_from_runs(runs: list[StoredRun]) -> RunGauges:
         for dim_id, dim in run.report.calibrated().items():
             if dim.flag is not None:
                 gauges.reliability[(rubric, dim_id)] = dim.flag.level
+                gauges.floor[(rubric, dim_id)] = dim.flag.floor
     for rubric, run in _latest(r for r in runs if r.canary).items():
         gauges.canary_last_run[rubric] = run.finished_at.timestamp()
         for dim_id, raters in (run.report.drift or {}).items():
@@ -132,7 +152,14 @@ def families(gauges: RunGauges) -> list[GaugeMetricFamily]:
     for (rubric, dim_id), current in sorted(gauges.reliability.items()):
         for name in LEVELS:
             level.add_metric((rubric, dim_id, name), 1.0 if name == current else 0.0)
-    out = [kappa, level]
+    floor = GaugeMetricFamily(
+        FLOOR,
+        "Kappa floor of the reliability flag in the latest calibration (the rubric's policy)",
+        labels=("rubric", "dimension"),
+    )
+    for dim_labels, value in sorted(gauges.floor.items()):
+        floor.add_metric(dim_labels, value)
+    out = [kappa, level, floor]
     for key, (name, doc, _) in _DRIFT.items():
         drift = GaugeMetricFamily(name, doc, labels=DIM_LABELS)
         for labels, value in sorted(gauges.drift[key].items()):
@@ -143,7 +170,12 @@ def families(gauges: RunGauges) -> list[GaugeMetricFamily]:
     )
     for rubric, stamp in sorted(gauges.canary_last_run.items()):
         last.add_metric((rubric,), stamp)
-    out.append(last)
+    interval = GaugeMetricFamily(
+        CANARY_INTERVAL, "Interval between an enabled canary's runs", labels=("rubric", "canary")
+    )
+    for canary_labels, seconds in sorted(gauges.canary_interval.items()):
+        interval.add_metric(canary_labels, seconds)
+    out += [last, interval]
     return out
 
 
@@ -177,6 +209,7 @@ class RunGaugeCollector:
     def _refresh(self) -> None:
         future = self._pool.submit(asyncio.run, read_latest_runs(self.database_url))
         try:
-            self._gauges = gauges_from_runs(future.result(timeout=READ_TIMEOUT_S))
+            latest = future.result(timeout=READ_TIMEOUT_S)
+            self._gauges = gauges_from_runs(latest.runs, latest.canaries)
         except Exception as exc:  # a scrape must answer: keep the last values
             log.warning("run gauges: cannot read the latest runs: %r", exc)

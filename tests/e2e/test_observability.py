@@ -351,7 +351,7 @@ def beat_once(stack: ServiceStack, workdir: Path) -> str:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("started 1 canary run(s): "), done.stdout + done.stderr
-    return done.stdout.strip().rsplit(" ", 1)[1]
+    return done.stdout.splitlines()[0].rsplit(" ", 1)[1]  # then the drift table
 
 
 def wait_canary_run(observed: Observed, run_id: str, timeout: float = 60) -> dict[str, Any]:

@@ -77,6 +77,14 @@ def test_alert_split() -> None:
         "(sum(rate(f[1m])) or vector(0))",
     ]
     assert alert_left_hand_sides('x{model!="experts"} < 0.40') == ['x{model!="experts"}']
+    assert alert_left_hand_sides("max by (r) (x) < on (r) group_left max by (r) (f)") == [
+        "max by (r) (x)",
+        "max by (r) (f)",
+    ]
+    assert alert_left_hand_sides("time() - max(t) > 2 * max by (r) (i)") == [
+        "time() - max(t)",
+        "2 * max by (r) (i)",
+    ]
 
 
 # --- static checks -----------------------------------------------------------------------
@@ -153,14 +161,17 @@ def test_alert_thresholds_are_the_ones_in_the_code() -> None:
         "JudgeKappaDrift": f"> {watch.DRIFT_THRESHOLD}",
         "JudgeMeanScoreShift": f"> {watch.DRIFT_THRESHOLD}",
         "JudgeAbstentionRateDrift": f"> {watch.DRIFT_THRESHOLD}",
-        "JudgeBelowFloor": f"< {watch.KAPPA_FLOOR:.2f}",
-        "JudgeCanaryStale": f"> {watch.CANARY_STALE_S // 86_400} * 86400",
+        "JudgeBelowFloor": "< on (rubric, dimension) group_left max by (rubric, dimension) "
+        "(judge_reliability_floor_kappa)",
+        "JudgeCanaryStale": f"> {watch.CANARY_STALE_INTERVALS} * max by (rubric) "
+        "(judge_canary_interval_seconds)",
         "JudgeAbstentionRateHigh": f"> {watch.ABSTENTION_RATE_ALERT}",
         "JudgeLLMErrorRateHigh": f"> {watch.LLM_FAILURE_RATE_ALERT}",
         "JudgeHttpErrorRateHigh": f"> {watch.HTTP_5XX_RATIO_ALERT}",
     }
     for name, comparison in expected.items():
-        assert rules[name].rstrip().endswith(comparison), (name, rules[name], comparison)
+        expr = " ".join(rules[name].split())
+        assert expr.endswith(comparison), (name, expr, comparison)
     boards = "".join(p.read_text(encoding="utf-8") for p in DASHBOARDS.glob("*.json"))
     for value in (watch.KAPPA_FLOOR, watch.KAPPA_LINE, watch.DRIFT_THRESHOLD):
         assert f'"value": {value}' in boards
@@ -326,7 +337,7 @@ def _result(rubric: str, tick: int) -> Any:
     )
 
 
-def _canary_report(now_kappa: dict[str, float]) -> Any:
+def _canary_report(now_kappa: dict[str, float], floor: float) -> Any:
     """A run's report as the run gauges read it: kappas, experts, flags and drift."""
     from tests.fixtures.stored_reports import stored_report
 
@@ -340,34 +351,45 @@ def _canary_report(now_kappa: dict[str, float]) -> Any:
         for m in now_kappa
     }
     return stored_report(
-        dict.fromkeys(dims, now_kappa), "caution", drift=dict.fromkeys(dims, drift)
+        dict.fromkeys(dims, now_kappa), "caution", drift=dict.fromkeys(dims, drift), floor=floor
     )
 
 
-def _stored_runs(now: float) -> list[Any]:
-    """A calibration and a canary run per rubric; the stale rubric's canary is 3 days old."""
-    from judge.persistence.latest_runs import StoredRun
+#: per rubric: its flags' kappa floor, its canary's interval and the age of its last run (s).
+#: The stale rubric's canary ran a day ago but runs every 6 hours; epitome's three days ago,
+#: but weekly. Its non-default floor 0.60 puts the noisy judge (0.57) below it there.
+RUBRICS = {
+    "epitome": (0.40, 7 * 86400, 3 * 86400),
+    STALE_RUBRIC: (0.60, 6 * 3600, 86400),
+}
+KAPPAS = dict(zip(MODELS, (0.74, 0.57, 0.31), strict=True)) | {"panel": 0.66}
 
-    kappas = dict(zip(MODELS, (0.74, 0.57, 0.31), strict=True)) | {"panel": 0.66}
-    runs = []
-    for rubric, canary_age in (("epitome", 3600), (STALE_RUBRIC, 3 * 86400)):
+
+def _stored_runs(now: float) -> tuple[list[Any], list[Any]]:
+    """A calibration and a canary run per rubric, and each rubric's canary."""
+    from judge.persistence.latest_runs import StoredCanary, StoredRun
+
+    runs, canaries = [], []
+    for rubric, (floor, interval_s, canary_age) in RUBRICS.items():
         canary_at = datetime.fromtimestamp(now - canary_age, UTC)
-        report = _canary_report(kappas)
+        report = _canary_report(KAPPAS, floor)
         runs.append(StoredRun(rubric, canary_at - timedelta(days=1), False, report))
         runs.append(StoredRun(rubric, canary_at, True, report))
-    return runs
+        canaries.append(StoredCanary(rubric, f"canary-{rubric}", interval_s))
+    return runs, canaries
 
 
 class StoredRunsCollector:
     """The run gauges of fixed runs (the service reads them from its database)."""
 
-    def __init__(self, runs: list[Any]) -> None:
+    def __init__(self, runs: list[Any], canaries: list[Any]) -> None:
         self.runs = runs
+        self.canaries = canaries
 
     def collect(self) -> Any:
         from judge.runtime.run_gauges import families, gauges_from_runs
 
-        return families(gauges_from_runs(self.runs))
+        return families(gauges_from_runs(self.runs, self.canaries))
 
 
 def run_exporter(role: str, directory: str) -> None:
@@ -397,7 +419,7 @@ def run_exporter(role: str, directory: str) -> None:
     if role == "worker":
         long_job = metrics.job_running("epitome")
         long_job.__enter__()
-        metrics.add_collector(StoredRunsCollector(_stored_runs(time.time())))
+        metrics.add_collector(StoredRunsCollector(*_stored_runs(time.time())))
 
     def tick(n: int) -> None:
         if role == "api":
@@ -499,24 +521,25 @@ def test_every_alert_expression_evaluates_and_its_left_hand_sides_return_data(li
 
 
 def test_alert_thresholds_single_out_the_drifted_judge_and_the_stale_canary(live: Live) -> None:
+    """The floor and the staleness come from the exported policy and canary intervals: the
+    noisy judge is below the non-default floor 0.60 of one rubric only, and the canary that
+    ran most recently is the stale one (its interval is 6 hours)."""
     alerts = live.get("/api/v1/alerts")["alerts"]
-    active = {
-        name: {
-            a["labels"].get("model") or a["labels"].get("rubric")
+
+    def active(name: str) -> set[tuple[str, ...]]:
+        keys = ("rubric", "model")
+        return {
+            tuple(a["labels"][k] for k in keys if k in a["labels"])
             for a in alerts
             if a["labels"]["alertname"] == name
         }
-        for name in (
-            "JudgeKappaDrift",
-            "JudgeMeanScoreShift",
-            "JudgeBelowFloor",
-            "JudgeCanaryStale",
-        )
+
+    assert active("JudgeKappaDrift") == {(r, DRIFTED) for r in RUBRICS}
+    assert active("JudgeMeanScoreShift") == {(r, DRIFTED) for r in RUBRICS}
+    assert active("JudgeBelowFloor") == {
+        ("epitome", DRIFTED),
+        (STALE_RUBRIC, DRIFTED),
+        (STALE_RUBRIC, "openai/noisy"),
     }
-    assert active == {
-        "JudgeKappaDrift": {DRIFTED},
-        "JudgeMeanScoreShift": {DRIFTED},
-        "JudgeBelowFloor": {DRIFTED},
-        "JudgeCanaryStale": {STALE_RUBRIC},
-    }
+    assert active("JudgeCanaryStale") == {(STALE_RUBRIC,)}
     assert not any(a["labels"]["alertname"] == "JudgeAbstentionRateDrift" for a in alerts)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import select
 
 from judge.domain.calibration_report import CalibrationReport
 from judge.persistence.database import Database
@@ -24,7 +25,9 @@ from tests.fixtures.stored_reports import Level, stored_report
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-def report(kappa: float, level: Level, drift: float | None = None) -> CalibrationReport:
+def report(
+    kappa: float, level: Level, drift: float | None = None, floor: float = 0.40
+) -> CalibrationReport:
     return stored_report(
         {"warmth": {"m/a": kappa, "panel": kappa - 0.1, "m/b": None}},
         level,
@@ -34,6 +37,7 @@ def report(kappa: float, level: Level, drift: float | None = None) -> Calibratio
             if drift is not None
             else None
         ),
+        floor=floor,
     )
 
 
@@ -62,7 +66,7 @@ KAPPA_A = 'judge_calibration_kappa{"dimension": "warmth", "model": "m/a", "rubri
 def test_each_gauge_follows_its_latest_run() -> None:
     runs = [
         StoredRun("r", T0, False, report(0.50, "untrusted")),
-        StoredRun("r", T0 + timedelta(hours=1), False, report(0.70, "trusted")),
+        StoredRun("r", T0 + timedelta(hours=1), False, report(0.70, "trusted", floor=0.5)),
         StoredRun("r", T0 + timedelta(hours=2), True, report(0.40, "caution", drift=-0.3)),
         StoredRun("r", T0 + timedelta(minutes=30), True, report(0.9, "trusted", drift=0.5)),
         StoredRun("other", T0, False, report(0.33, "caution")),
@@ -79,6 +83,10 @@ def test_each_gauge_follows_its_latest_run() -> None:
     level = 'judge_reliability_level{"dimension": "warmth", "level": "%s", "rubric": "r"}'
     assert [values[level % name] for name in ("trusted", "caution", "untrusted")] == [1, 0, 0]
     assert not [k for k in values if "not_calibrated" in k]
+    # the floor: that of the same calibration's flags (the rubric's configured policy)
+    floor = 'judge_reliability_floor_kappa{"dimension": "warmth", "rubric": "%s"}'
+    assert values[floor % "r"] == pytest.approx(0.5)
+    assert values[floor % "other"] == pytest.approx(0.40)
     # drift and the canary's time: the latest canary run
     drift = KAPPA_A.replace("judge_calibration_kappa", "judge_drift_kappa_delta")
     assert values[drift] == pytest.approx(-0.3)
@@ -88,6 +96,7 @@ def test_each_gauge_follows_its_latest_run() -> None:
     stamp = values['judge_canary_last_run_timestamp_seconds{"rubric": "r"}']
     assert stamp == (T0 + timedelta(hours=2)).timestamp()
     assert 'judge_canary_last_run_timestamp_seconds{"rubric": "other"}' not in values
+    assert not [k for k in values if k.startswith("judge_canary_interval_seconds")]
 
 
 def test_every_name_is_described_even_without_runs() -> None:
@@ -163,6 +172,24 @@ def test_collector_reads_the_database_and_caches_it(database_url: str) -> None:
     fresh = scrape(RunGaugeCollector(database_url, ttl_s=0))
     assert fresh[KAPPA_A] == pytest.approx(0.8)
     assert fresh[KAPPA_A.replace("calibration_kappa", "drift_kappa_delta")] == pytest.approx(-0.1)
+    interval = 'judge_canary_interval_seconds{"canary": "%s", "rubric": "r"}' % ("c" * 32)
+    assert fresh[interval] == 60
+    _disable_canaries(database_url)
+    assert not [k for k in scrape(RunGaugeCollector(database_url, ttl_s=0)) if "interval" in k]
+
+
+def _disable_canaries(url: str) -> None:
+    async def run() -> None:
+        database = Database(url)
+        try:
+            async with database.session() as session:
+                for canary in (await session.execute(select(Canary))).scalars():
+                    canary.enabled = False
+                await session.commit()
+        finally:
+            await database.dispose()
+
+    asyncio.run(run())
 
 
 def test_a_failed_read_serves_the_last_values(
