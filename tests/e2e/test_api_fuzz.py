@@ -12,6 +12,7 @@ items, existing ids) so that every success body is checked against the document 
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
@@ -85,6 +86,18 @@ def fuzz_api(base_url: str) -> tuple[Counter[str], list[str], int]:
             except (Exception, FailureGroup) as exc:  # collect every failure, report them all
                 failures.append(f"{operation.label} ({mode.value}): {exc}")
     return examples, failures, len(operations)
+
+
+@pytest.fixture(scope="module")
+def service_config(service_config: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shared configuration with generous request and failed-authentication rates: the
+    fuzzer sends hundreds of requests a minute, many with junk keys on purpose, and the module's
+    later test must reach the routes from the same address, not the limiter."""
+    config = json.loads(service_config.read_text(encoding="utf-8"))
+    config["api"] = {"rate_limit": "1000/second", "auth_failure_limit": "1000/second"}
+    path = tmp_path_factory.mktemp("fuzz-config") / "judge.yaml"
+    path.write_text(json.dumps(config, indent=2), encoding="utf-8")  # JSON is YAML
+    return path
 
 
 def test_no_5xx_and_every_response_as_documented(postgresql_stack: ServiceStack) -> None:

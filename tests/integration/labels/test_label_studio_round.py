@@ -183,6 +183,10 @@ def test_pull_follow_keeps_the_labels_in_sync(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # SIGINT as a terminal gives it, whatever this test process inherited: a child keeps
+        # an ignored SIGINT across exec, and an earlier test in the same worker may have left
+        # SIGINT ignored (then Python installs no KeyboardInterrupt and the follower never stops)
+        preexec_fn=_default_sigint,
     )
     try:
         _wait_for_file(target, follower)
@@ -202,6 +206,10 @@ def test_pull_follow_keeps_the_labels_in_sync(
     assert follower.returncode == 0, err
     assert "stopped following" in err
     assert out.count("Wrote ") == 2  # once empty, once with the new annotation
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_file(path: Path, process: subprocess.Popen[str]) -> None:
