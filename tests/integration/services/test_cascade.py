@@ -25,7 +25,7 @@ from judge.persistence.database import Database
 from judge.runtime.composition import ServiceRuntime, build_runtime
 from judge.settings import load_settings
 from judge.simulator import SimulatorProcess
-from tests.fixtures.sample_texts import POSTS, RESPONSES
+from tests.fixtures.sample_texts import dyad_item as item
 
 pytestmark = [
     pytest.mark.integration,
@@ -44,14 +44,6 @@ FULL_CALLS = (3 + 2) * len(DIMS)
 CASCADE = "cascade"
 FULL = "full"
 ACCURATE = "openai/accurate"
-
-
-def item(n: int) -> dict[str, Any]:
-    return {
-        "id": f"item-{n}",
-        "seeker_post": f"{POSTS[n % len(POSTS)]} (day {n})",
-        "response": RESPONSES[(n // len(POSTS)) % len(RESPONSES)],
-    }
 
 
 async def _runtime(database_url: str, simulator_url: str) -> ServiceRuntime:

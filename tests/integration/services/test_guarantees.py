@@ -22,7 +22,7 @@ from judge.persistence.database import Database
 from judge.runtime.composition import ServiceRuntime, build_runtime
 from judge.settings import load_settings
 from judge.simulator import SimulatorProcess
-from tests.fixtures.sample_texts import POSTS, RESPONSES
+from tests.fixtures.sample_texts import dyad_item as item
 
 pytestmark = [
     pytest.mark.integration,
@@ -35,14 +35,6 @@ DIMS = ("emotional_reactions", "interpretations", "explorations")
 GUARANTEE = {"agreement": 0.8, "confidence": 0.9, "agree_within": 0, "level": 0.9}
 N_CALIBRATION = 40
 ACCURATE = "openai/accurate"
-
-
-def item(n: int) -> dict[str, Any]:
-    return {
-        "id": f"item-{n}",
-        "seeker_post": f"{POSTS[n % len(POSTS)]} (day {n})",
-        "response": RESPONSES[(n // len(POSTS)) % len(RESPONSES)],
-    }
 
 
 async def _runtime(database_url: str, simulator_url: str) -> ServiceRuntime:
