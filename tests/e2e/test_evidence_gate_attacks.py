@@ -21,9 +21,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,8 +33,9 @@ from judge.persistence.calibrations import SqlCalibrations
 from judge.persistence.database import Database
 from judge.rubrics import RubricRegistry
 from judge.services.panels import panel_spec, resolve_panel
-from judge.settings import PROVIDER_KEY_VARS, load_settings
+from judge.settings import load_settings
 from judge.simulator import SimulatorOptions, SimulatorProcess
+from tests.fixtures.cli import run_judge
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -119,12 +118,7 @@ def config(path: Path, simulator_url: str) -> Path:
 def calibrate(
     tmp_path: Path, database_url: str, simulator: SimulatorProcess, items: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("JUDGE_") and k not in PROVIDER_KEY_VARS
-    }
-    env |= {
+    extra = {
         "JUDGE_DATABASE_URL": database_url,
         "JUDGE_CONFIG": str(config(tmp_path, simulator.base_url)),
         "JUDGE_WORKER__METRICS_PORT": "0",
@@ -136,15 +130,7 @@ def calibrate(
     labels.write_text("".join(json.dumps(it) + "\n" for it in items), encoding="utf-8")
 
     def judge(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "judge", *args],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=500,
-            check=False,
-        )
+        return run_judge(*args, cwd=tmp_path, extra=extra, timeout=500)
 
     assert judge("db", "upgrade").returncode == 0
     done = judge("calibrate", "--rubric", RUBRIC.id, "--format", "json", str(labels))
