@@ -16,6 +16,7 @@ pytest_plugins = [
     "tests.fixtures.stacks",
     "tests.fixtures.in_process",
     "tests.fixtures.label_studio",
+    "tests.fixtures.private_postgres",
 ]
 
 REPO = Path(__file__).resolve().parent.parent

@@ -24,15 +24,6 @@ KEY_CACHE_S = 1
 
 
 @pytest.fixture(scope="module")
-def pg_server() -> Iterator[PrivatePostgres]:
-    server = PrivatePostgres().start()
-    try:
-        yield server
-    finally:
-        server.destroy()
-
-
-@pytest.fixture(scope="module")
 def keys_stack(
     tmp_path_factory: pytest.TempPathFactory,
     service_simulator: SimulatorProcess,

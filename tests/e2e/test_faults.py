@@ -47,15 +47,6 @@ TIMINGS: dict[str, float] = {}
 
 
 @pytest.fixture(scope="module")
-def pg_server() -> Iterator[PrivatePostgres]:
-    server = PrivatePostgres().start()
-    try:
-        yield server
-    finally:
-        server.destroy()
-
-
-@pytest.fixture(scope="module")
 def fault_stack(
     tmp_path_factory: pytest.TempPathFactory,
     service_config: Path,
