@@ -8,14 +8,17 @@ import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from empathy_judge_client import _core
+from empathy_judge_client import _core, export
 from empathy_judge_client.errors import ServerUnreachable, WaitTimeout
 from empathy_judge_client.escalations import EscalationsView
 from empathy_judge_client.wire import BatchView, CalibrationView, ReliabilityHistory
+
+if TYPE_CHECKING:
+    import pandas
 
 Progress = Callable[[BatchView], None]
 
@@ -188,3 +191,7 @@ class AsyncBatchHandle:
     async def results(self) -> AsyncIterator[_core.ResultLine]:
         async for line in self.lines():
             yield _core.parse_line(line)
+
+    async def to_pandas(self) -> pandas.DataFrame:
+        """As :meth:`empathy_judge_client.BatchHandle.to_pandas`."""
+        return export.to_pandas([result async for result in self.results()])

@@ -6,14 +6,17 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from empathy_judge_client import _core
+from empathy_judge_client import _core, export
 from empathy_judge_client.errors import ServerUnreachable, WaitTimeout
 from empathy_judge_client.escalations import EscalationsView
 from empathy_judge_client.wire import BatchView, CalibrationView, ReliabilityHistory
+
+if TYPE_CHECKING:
+    import pandas
 
 Progress = Callable[[BatchView], None]
 
@@ -249,3 +252,8 @@ class BatchHandle:
         done or failed, :class:`~empathy_judge_client.wire.JobStatusLine`), streamed."""
         for line in self.lines():
             yield _core.parse_line(line)
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """The results as a DataFrame, one row per item and dimension (columns
+        :data:`empathy_judge_client.export.COLUMNS`); needs the ``pandas`` extra."""
+        return export.to_pandas(self.results())

@@ -102,6 +102,11 @@ class BatchView(BaseModel):
     )
     created_at: str
     results: str
+    cost_usd: float = Field(
+        default=0.0,
+        description="what the LLM calls of the finished items cost so far (USD; 0 for "
+        "simulated or unpriced models)",
+    )
 
 
 class RejectionPage(BaseModel):
