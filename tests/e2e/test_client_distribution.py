@@ -9,79 +9,21 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from empathy_judge_client import JudgeClient
 from empathy_judge_client.export import COLUMNS
 from empathy_judge_client.wire import CompletedLine
-from judge.simulator.process import SimulatorProcess
-from tests.fixtures.sample_texts import POSTS, RESPONSES
-from tests.fixtures.stacks import DEFAULT_PANEL, ServiceStack, make_stack, sqlite_url
+from tests.fixtures.sample_texts import dyad_item
+from tests.fixtures.stacks import ServiceStack
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
-REPO = Path(__file__).resolve().parents[2]
 DIMENSIONS = {"emotional_reactions", "interpretations", "explorations"}
-#: prices for the simulated judges, so that the cost so far is a number to check
-PRICE = {"input_per_mtok": 2.5, "output_per_mtok": 10.0}
-
-
-def item(tag: str, n: int) -> dict[str, Any]:
-    return {
-        "id": f"{tag}-{n}",
-        "seeker_post": f"{POSTS[n % len(POSTS)]} ({tag} {n})",
-        "response": RESPONSES[n % len(RESPONSES)],
-    }
-
-
-@pytest.fixture(scope="module")
-def stack(
-    tmp_path_factory: pytest.TempPathFactory,
-    service_simulator: SimulatorProcess,
-    service_config: Path,
-) -> Iterator[ServiceStack]:
-    """API with in-process jobs on SQLite; the tests' panels, with prices."""
-    workdir = tmp_path_factory.mktemp("client-dist")
-    config = json.loads(service_config.read_text(encoding="utf-8"))
-    config["prices"] = dict.fromkeys(DEFAULT_PANEL, PRICE)
-    priced = workdir / "judge.yaml"
-    priced.write_text(json.dumps(config), encoding="utf-8")
-    served = make_stack(
-        workdir / "service",
-        database_url=sqlite_url(workdir),
-        simulator=service_simulator,
-        config=priced,
-        redis_url=None,
-    )
-    try:
-        served.start_api()
-        yield served
-    finally:
-        served.stop()
-
-
-@pytest.fixture(scope="module")
-def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with ``clients/python`` installed and nothing else."""
-    uv = shutil.which("uv")
-    if uv is None:
-        pytest.fail("uv is needed to build the client's own venv")
-    venv = tmp_path_factory.mktemp("client-venv") / "venv"
-    subprocess.run([uv, "venv", "-q", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [uv, "pip", "install", "-q", "--python", str(python), str(REPO / "clients" / "python")],
-        check=True,
-        timeout=300,
-    )
-    return venv
 
 
 ALONE = """
@@ -111,7 +53,7 @@ print(json.dumps({
 
 
 def test_the_client_alone_scores_a_batch_and_gates_it(
-    client_venv: Path, stack: ServiceStack, tmp_path: Path
+    client_venv: Path, priced_stack: ServiceStack, tmp_path: Path
 ) -> None:
     python = client_venv / "bin" / "python"
     installed = subprocess.run(
@@ -124,11 +66,11 @@ def test_the_client_alone_scores_a_batch_and_gates_it(
     assert {"httpx", "pydantic", "empathy-judge-client"} <= names
     assert not names & {"empathy-judge", "litellm", "litestar", "celery", "numpy", "scipy"}
 
-    items = [item("alone", i) for i in range(4)]
+    items = [dyad_item(n) for n in range(4)]
     script = tmp_path / "alone.py"
     script.write_text(ALONE, encoding="utf-8")
     done = subprocess.run(
-        [str(python), str(script), stack.base_url, json.dumps(items)],
+        [str(python), str(script), priced_stack.base_url, json.dumps(items)],
         capture_output=True,
         text=True,
         timeout=240,
@@ -143,7 +85,7 @@ def test_the_client_alone_scores_a_batch_and_gates_it(
     assert {row["flag"] for row in out["rows"]} <= {"trusted", "caution", "untrusted"}
     assert out["pandas"] == "to_pandas() needs pandas: pip install 'empathy-judge-client[pandas]'"
 
-    batch = ["--batch", out["batch"]["id"], "--url", stack.base_url]
+    batch = ["--batch", out["batch"]["id"], "--url", priced_stack.base_url]
 
     def gate(*args: str) -> subprocess.CompletedProcess[str]:
         command = [str(client_venv / "bin" / "judge-gate"), *batch, *args]
@@ -161,9 +103,9 @@ def test_the_client_alone_scores_a_batch_and_gates_it(
     assert "no result has a dimension 'empathy'" in unknown.stderr
 
 
-def test_cost_so_far_csv_and_dataframe(stack: ServiceStack, tmp_path: Path) -> None:
-    with JudgeClient(stack.base_url, poll_interval=0.1) as client:
-        handle = client.submit_batch([item("csv", i) for i in range(5)], "epitome")
+def test_cost_so_far_csv_and_dataframe(priced_stack: ServiceStack, tmp_path: Path) -> None:
+    with JudgeClient(priced_stack.base_url, poll_interval=0.1) as client:
+        handle = client.submit_batch([dyad_item(n) for n in range(100, 105)], "epitome")
         view = handle.wait(timeout=200)
         results = [r for r in handle.results() if isinstance(r, CompletedLine)]
         frame = handle.to_pandas()
@@ -172,8 +114,8 @@ def test_cost_so_far_csv_and_dataframe(stack: ServiceStack, tmp_path: Path) -> N
     assert spent > 0
     assert view.cost_usd == pytest.approx(spent)
 
-    url = ["--url", stack.base_url]
-    done = stack.judge("batch", "results", view.id, *url, "--format", "csv")
+    url = ["--url", priced_stack.base_url]
+    done = priced_stack.judge("batch", "results", view.id, *url, "--format", "csv")
     assert done.returncode == 0, done.stderr
     table = list(csv.DictReader(io.StringIO(done.stdout)))
     assert tuple(table[0]) == COLUMNS
@@ -193,10 +135,12 @@ def test_cost_so_far_csv_and_dataframe(stack: ServiceStack, tmp_path: Path) -> N
     assert frame["cost_usd"].groupby(frame["item_id"]).first().sum() == pytest.approx(spent)
 
 
-def test_batch_wait_shows_rate_eta_and_cost(stack: ServiceStack) -> None:
-    with JudgeClient(stack.base_url) as client:
-        batch_id = client.submit_batch([item("wait", i) for i in range(3)], "epitome").id
-    done = stack.judge("batch", "wait", batch_id, "--url", stack.base_url, "--interval", "0.1")
+def test_batch_wait_shows_rate_eta_and_cost(priced_stack: ServiceStack) -> None:
+    with JudgeClient(priced_stack.base_url) as client:
+        batch_id = client.submit_batch([dyad_item(n) for n in range(200, 203)], "epitome").id
+    done = priced_stack.judge(
+        "batch", "wait", batch_id, "--url", priced_stack.base_url, "--interval", "0.1"
+    )
     assert done.returncode == 0, done.stderr
     bar = done.stdout.strip().splitlines()[-1]
     for part in ("3/3", "/s", "eta 0:00:00", "failed 0"):
