@@ -18,12 +18,18 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from empathy_judge_client.scorers.inspect_ai_scorer import empathy_judge
 
 SAMPLES = [
-    ("I failed my exam again and I feel like giving up.",
-     "That sounds really discouraging. What part of the exam felt hardest?"),
-    ("My best friend moved away and the house feels empty.",
-     "Just keep busy, you will make new friends."),
-    ("I can't sleep since I lost my job.",
-     "Losing a job is a real shock; it makes sense that your nights feel restless."),
+    (
+        "I failed my exam again and I feel like giving up.",
+        "That sounds really discouraging. What part of the exam felt hardest?",
+    ),
+    (
+        "My best friend moved away and the house feels empty.",
+        "Just keep busy, you will make new friends.",
+    ),
+    (
+        "I can't sleep since I lost my job.",
+        "Losing a job is a real shock; it makes sense that your nights feel restless.",
+    ),
 ]
 
 

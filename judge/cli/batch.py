@@ -6,6 +6,7 @@ import datetime
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -44,7 +45,7 @@ class _Pace:
     def __init__(self, view: BatchView) -> None:
         self.start, self.done0 = time.monotonic(), view.completed + view.failed
 
-    def fields(self, view: BatchView) -> dict[str, str]:
+    def fields(self, view: BatchView) -> dict[str, Any]:
         done = view.completed + view.failed
         elapsed = time.monotonic() - self.start
         rate = (done - self.done0) / elapsed if elapsed > 0 else 0.0

@@ -4,3 +4,4 @@ the same clients, wire models and typed problems without the server's dependenci
 
 from empathy_judge_client import *  # noqa: F403 (the distribution's __all__, as it is)
 from empathy_judge_client import __all__ as __all__
+from empathy_judge_client import _core as _core  # the same module (tests patch its constants)

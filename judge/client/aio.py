@@ -1,11 +1,4 @@
-"""Re-exported from :mod:`empathy_judge_client.aio` (the ``empathy-judge-client`` distribution)."""
+"""Re-exported from :mod:`empathy_judge_client.aio` (the ``empathy-judge-client``
+distribution)."""
 
-from empathy_judge_client.aio import (
-    AsyncBatchHandle as AsyncBatchHandle,
-)
-from empathy_judge_client.aio import (
-    AsyncJudgeClient as AsyncJudgeClient,
-)
-from empathy_judge_client.aio import (
-    Progress as Progress,
-)
+from empathy_judge_client.aio import *  # noqa: F403 (every public name, as it is there)

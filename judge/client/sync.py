@@ -1,11 +1,4 @@
-"""Re-exported from :mod:`empathy_judge_client.sync` (the ``empathy-judge-client`` distribution)."""
+"""Re-exported from :mod:`empathy_judge_client.sync` (the ``empathy-judge-client``
+distribution)."""
 
-from empathy_judge_client.sync import (
-    BatchHandle as BatchHandle,
-)
-from empathy_judge_client.sync import (
-    JudgeClient as JudgeClient,
-)
-from empathy_judge_client.sync import (
-    Progress as Progress,
-)
+from empathy_judge_client.sync import *  # noqa: F403 (every public name, as it is there)

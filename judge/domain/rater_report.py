@@ -1,12 +1,4 @@
 """Re-exported from :mod:`empathy_judge_client.rater_report` (the client distribution, where the
 wire models live so that clients need no server)."""
 
-from empathy_judge_client.rater_report import (
-    ConfusionMatrix as ConfusionMatrix,
-)
-from empathy_judge_client.rater_report import (
-    Rate as Rate,
-)
-from empathy_judge_client.rater_report import (
-    RaterStats as RaterStats,
-)
+from empathy_judge_client.rater_report import *  # noqa: F403 (every public name, as it is there)
