@@ -40,7 +40,8 @@ def _download_csv(handle: BatchHandle, out: Path | None) -> int:
 
 
 class _Pace:
-    """Items per second since the first state seen, and the time left at that rate."""
+    """Items per second since the first state seen (``-`` until an item finishes while
+    watching), and the time left at that rate."""
 
     def __init__(self, view: BatchView) -> None:
         self.start, self.done0 = time.monotonic(), view.completed + view.failed
@@ -56,7 +57,8 @@ class _Pace:
             eta = f"eta {datetime.timedelta(seconds=round(left / rate))}"
         else:
             eta = "eta -:--:--"
-        return {"rate": f"{rate:.1f}/s", "eta": eta, "cost": f"${view.cost_usd:.4f}"}
+        shown = f"{rate:.1f}/s" if done > self.done0 else "-/s"
+        return {"rate": shown, "eta": eta, "cost": f"${view.cost_usd:.4f}"}
 
 
 def _follow(handle: BatchHandle) -> BatchView:
