@@ -7,7 +7,7 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 export LITELLM_OFFLINE_MODE := true
 
 RUN := uv run --locked --group dev
-CODE := judge tests evidence deploy
+CODE := judge clients tests evidence deploy
 
 .PHONY: check test lint types contracts unit suite
 

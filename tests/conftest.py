@@ -17,6 +17,7 @@ pytest_plugins = [
     "tests.fixtures.in_process",
     "tests.fixtures.label_studio",
     "tests.fixtures.private_postgres",
+    "tests.fixtures.client_envs",
 ]
 
 REPO = Path(__file__).resolve().parent.parent

@@ -27,6 +27,7 @@ COMMANDS = {
     "db": "judge.cli.serve:db",
     "keys": "judge.cli.keys:keys",
     "batch": "judge.cli.batch:batch",
+    "gate": "judge.cli.gate:gate",
     "calibrate": "judge.cli.calibrate:calibrate",
     "canary": "judge.cli.canary:canary",
     "probe": "judge.cli.probe:probe",

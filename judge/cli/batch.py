@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import datetime
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from empathy_judge_client.export import write_csv
 from judge.cli._guarantee_render import escalations_table, results_table
 from judge.cli._output import FORMAT_OPTION, console, print_json
 from judge.cli._remote import KEY, URL, remote
@@ -28,20 +32,59 @@ def _download(handle: BatchHandle, out: Path | None) -> int:
     return count
 
 
+def _download_csv(handle: BatchHandle, out: Path | None) -> int:
+    if out is None:
+        return write_csv(handle.results(), sys.stdout)
+    with out.open("w", encoding="utf-8", newline="") as target:
+        return write_csv(handle.results(), target)
+
+
+class _Pace:
+    """Items per second since the first state seen (``-`` until an item finishes while
+    watching), and the time left at that rate."""
+
+    def __init__(self, view: BatchView) -> None:
+        self.start, self.done0 = time.monotonic(), view.completed + view.failed
+
+    def fields(self, view: BatchView) -> dict[str, Any]:
+        done = view.completed + view.failed
+        elapsed = time.monotonic() - self.start
+        rate = (done - self.done0) / elapsed if elapsed > 0 else 0.0
+        left = view.total - done
+        if left == 0:
+            eta = "eta 0:00:00"
+        elif rate > 0:
+            eta = f"eta {datetime.timedelta(seconds=round(left / rate))}"
+        else:
+            eta = "eta -:--:--"
+        shown = f"{rate:.1f}/s" if done > self.done0 else "-/s"
+        return {"rate": shown, "eta": eta, "cost": f"${view.cost_usd:.4f}"}
+
+
 def _follow(handle: BatchHandle) -> BatchView:
-    # the full id (what `judge batch status` takes), and a bar short enough for 80 columns
+    """Wait for the batch with a bar: done/total, items per second, time left, the cost so
+    far (the finished items' LLM calls) and failures; at most 80 columns with 5-digit
+    counts (the batch's id is printed above it)."""
     columns = (
-        TextColumn("{task.fields[id]}"),
-        BarColumn(bar_width=16),
+        BarColumn(bar_width=12),
         MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]:>7}"),
+        TextColumn("{task.fields[eta]}"),
+        TextColumn("{task.fields[cost]}"),
         TextColumn("failed {task.fields[failed]}"),
         TimeElapsedColumn(),
     )
+    pace = _Pace(handle.view)
     with Progress(*columns, transient=False) as progress:
-        task = progress.add_task("", total=handle.view.total, id=handle.id, failed=0)
+        task = progress.add_task("", total=handle.view.total, failed=0, **pace.fields(handle.view))
 
         def show(view: BatchView) -> None:
-            progress.update(task, completed=view.completed + view.failed, failed=view.failed)
+            progress.update(
+                task,
+                completed=view.completed + view.failed,
+                failed=view.failed,
+                **pace.fields(view),
+            )
 
         return handle.wait(progress=show)
 
@@ -92,7 +135,10 @@ def submit(
             click.echo(view.id)
             return
         view = _follow(handle)
-        click.echo(f"done: {view.completed} completed, {view.failed} failed", err=True)
+        click.echo(
+            f"done: {view.completed} completed, {view.failed} failed, ${view.cost_usd:.4f}",
+            err=True,
+        )
         if output:
             n = _download(handle, output)
             click.echo(f"wrote {n} results to {output}", err=True)
@@ -117,6 +163,26 @@ def status(batch_id: str, url: str, key: str | None, fmt: str) -> None:
     )
 
 
+@batch.command("wait")
+@click.argument("batch_id")
+@URL
+@KEY
+@click.option(
+    "--interval", type=float, default=0.5, show_default=True, help="seconds between polls"
+)
+def wait(batch_id: str, url: str, key: str | None, interval: float) -> None:
+    """Follow a batch with a progress bar (rate, time left, cost so far) until it is done."""
+    with remote(url, key) as client:
+        client.poll_interval = interval
+        handle = client.batch(batch_id)
+        click.echo(f"batch {handle.id}: {handle.view.total} items", err=True)
+        view = _follow(handle)
+    click.echo(
+        f"done: {view.completed} completed, {view.failed} failed, ${view.cost_usd:.4f}",
+        err=True,
+    )
+
+
 @batch.command("results")
 @click.argument("batch_id")
 @URL
@@ -131,20 +197,26 @@ def status(batch_id: str, url: str, key: str | None, fmt: str) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["jsonl", "table"]),
+    type=click.Choice(["jsonl", "csv", "table"]),
     default="jsonl",
     show_default=True,
-    help="JSON Lines, or a table of scores, intervals and guarantees",
+    help="JSON Lines; CSV, one row per item and dimension; or a table of scores, intervals "
+    "and guarantees",
 )
 def results(batch_id: str, url: str, key: str | None, output: Path | None, fmt: str) -> None:
-    """Download a batch's results as JSON Lines (one line per item, in submission order)."""
+    """Download a batch's results as JSON Lines (one line per item, in submission order) or
+    CSV (one row per item and dimension: score, flag, reasons, interval; the columns of
+    ``empathy_judge_client.export.COLUMNS``)."""
     with remote(url, key) as client:
         if fmt == "table":
             console().print(results_table(client.batch(batch_id).results()))
             return
-        n = _download(client.batch(batch_id), output)
+        if fmt == "csv":
+            n = _download_csv(client.batch(batch_id), output)
+        else:
+            n = _download(client.batch(batch_id), output)
     if output:
-        click.echo(f"wrote {n} results to {output}", err=True)
+        click.echo(f"wrote {n} {'rows' if fmt == 'csv' else 'results'} to {output}", err=True)
 
 
 @batch.command("escalations")

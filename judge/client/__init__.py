@@ -1,34 +1,7 @@
-"""A Python client for a running empathy-judge server (``judge serve``).
+"""The Python client, re-exported from the ``empathy-judge-client`` distribution
+(:mod:`empathy_judge_client`, in ``clients/python/``): installing that package alone gives
+the same clients, wire models and typed problems without the server's dependencies."""
 
->>> from judge.client import JudgeClient
->>> with JudgeClient("http://127.0.0.1:8000") as judge:  # doctest: +SKIP
-...     result = judge.score("epitome", {"seeker": "...", "response": "..."}, wait=30)
-
-:class:`JudgeClient` blocks, :class:`AsyncJudgeClient` awaits; both retry 429 and 503 answers
-as ``Retry-After`` says and raise problem details as :mod:`judge.client.errors` exceptions.
-Results are the wire models of :mod:`judge.domain.wire` (the API's OpenAPI schemas).
-"""
-
-from judge.client.aio import AsyncBatchHandle, AsyncJudgeClient
-from judge.client.errors import (
-    InvalidInput,
-    JudgeClientError,
-    NotFound,
-    ProblemError,
-    ServerUnreachable,
-    WaitTimeout,
-)
-from judge.client.sync import BatchHandle, JudgeClient
-
-__all__ = [
-    "AsyncBatchHandle",
-    "AsyncJudgeClient",
-    "BatchHandle",
-    "InvalidInput",
-    "JudgeClient",
-    "JudgeClientError",
-    "NotFound",
-    "ProblemError",
-    "ServerUnreachable",
-    "WaitTimeout",
-]
+from empathy_judge_client import *  # noqa: F403 (the distribution's __all__, as it is)
+from empathy_judge_client import __all__ as __all__
+from empathy_judge_client import _core as _core  # the same module (tests patch its constants)

@@ -43,6 +43,8 @@ class BatchProgress:
     running: int
     completed: int
     failed: int
+    #: what the LLM calls of the finished items cost (their judgments are written at the end)
+    cost_usd: float = 0.0
 
     @property
     def done(self) -> bool:
@@ -371,20 +373,33 @@ def _count_of(status: str) -> Any:
     )
 
 
+def _cost_so_far() -> Any:
+    return (
+        select(func.coalesce(func.sum(col(Judgment.cost_usd)), 0.0))
+        .join(ScoreJob, col(Judgment.job_id) == col(ScoreJob.id))
+        .where(col(ScoreJob.batch_id) == col(Batch.id))
+        .correlate(Batch)
+        .scalar_subquery()
+    )
+
+
 async def batch_with_progress(
     session: AsyncSession, batch_id: str
 ) -> tuple[Batch, BatchProgress] | None:
-    """A batch and its progress in one statement (one round trip for a status poll)."""
+    """A batch, its progress and its cost so far in one statement (one round trip for a
+    status poll)."""
     statuses = (QUEUED, RUNNING, COMPLETED, FAILED)
     row = (
         await session.execute(
-            select(Batch, *(_count_of(s) for s in statuses)).where(col(Batch.id) == batch_id)
+            select(Batch, *(_count_of(s) for s in statuses), _cost_so_far()).where(
+                col(Batch.id) == batch_id
+            )
         )
     ).one_or_none()
     if row is None:
         return None
-    batch, queued, running, completed, failed = row
-    return batch, BatchProgress(batch.total, queued, running, completed, failed)
+    batch, queued, running, completed, failed, cost = row
+    return batch, BatchProgress(batch.total, queued, running, completed, failed, float(cost))
 
 
 async def batch_jobs_page(

@@ -140,6 +140,7 @@ class BatchService:
             ),
             created_at=batch.created_at.isoformat(),
             results=f"/v1/batches/{batch.id}/results",
+            cost_usd=progress.cost_usd,
         )
 
     async def results(

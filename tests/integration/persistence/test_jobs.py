@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from judge.domain.result import CallRecord
 from judge.persistence import jobs as repo
 from judge.persistence.database import Database
 from judge.persistence.tables import Batch, ScoreJob
@@ -45,6 +46,14 @@ def _job(batch_id: str | None = None, position: int | None = None) -> ScoreJob:
         id=uuid.uuid4().hex, rubric_id="epitome", rubric_version="1", rubric_hash="h",
         panel_name="p", panel_signature="[]", item_json='{"x": 1}', batch_id=batch_id,
         position=position,
+    )  # fmt: skip
+
+
+def _call(cost_usd: float) -> CallRecord:
+    return CallRecord(
+        requested_model="openai/accurate", resolved_model="accurate", params={},
+        prompt_hash="h", purpose="judge", prompt_tokens=10, completion_tokens=5,
+        cost_usd=cost_usd, latency_ms=1.0, attempts=1, outcome="ok",
     )  # fmt: skip
 
 
@@ -84,8 +93,9 @@ def test_a_batch_and_its_progress_are_read_together(
         async with database.session() as session:
             await repo.claim_job(session, jobs[0].id, lease_s=60, max_attempts=5)
             await repo.claim_job(session, jobs[1].id, lease_s=60, max_attempts=5)
+            calls = [_call(0.25), _call(0.5)]
             await repo.finish_job(
-                session, jobs[1].id, result_json="{}", calls=[], ratings_by_model={}
+                session, jobs[1].id, result_json="{}", calls=calls, ratings_by_model={}
             )
             await repo.fail_job(session, jobs[2].id, "x")
         found = await database.read(lambda session: repo.batch_with_progress(session, batch.id))
@@ -96,7 +106,10 @@ def test_a_batch_and_its_progress_are_read_together(
     assert missing is None
     batch, progress = found
     assert batch.total == 4
-    assert progress == repo.BatchProgress(total=4, queued=1, running=1, completed=1, failed=1)
+    # the cost so far: the finished job's calls
+    assert progress == repo.BatchProgress(
+        total=4, queued=1, running=1, completed=1, failed=1, cost_usd=0.75
+    )
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

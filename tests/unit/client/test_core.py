@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from judge.client import _core
-from judge.client.errors import InvalidInput, ProblemError, ServiceUnavailable
+from empathy_judge_client import _core
+from empathy_judge_client.errors import InvalidInput, ProblemError, ServiceUnavailable
 
 
 def test_score_call_caps_the_server_wait_and_carries_an_idempotency_key() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from empathy_judge_client._core import parse_calibration
 from judge.calibration import (
     calibration_report,
     call_cost,
@@ -20,7 +21,6 @@ from judge.calibration import (
     intra_judge_stability,
     render_report_html,
 )
-from judge.client._core import parse_calibration
 from judge.domain import calibration_report as models
 from judge.domain import rater_report
 from judge.domain.calibration_report import CalibrationReport, CanaryRef, PanelRef

@@ -1,7 +1,7 @@
 """The client's requests and response parsing, with no IO: shared by the sync and async clients.
 
 A :class:`Call` says what to send; :func:`checked` turns a response into JSON or raises the
-typed problem; the ``parse_*`` functions build the wire models of :mod:`judge.domain.wire`.
+typed problem; the ``parse_*`` functions build the wire models of :mod:`empathy_judge_client.wire`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import httpx
 from httpx_retries import Retry, RetryTransport
 from pydantic import Field, TypeAdapter
 
-from judge.client.errors import problem_error
-from judge.domain.escalations import EscalationsView
-from judge.domain.wire import (
+from empathy_judge_client.errors import problem_error
+from empathy_judge_client.escalations import EscalationsView
+from empathy_judge_client.wire import (
     NDJSON,
     BatchView,
     CalibrationView,
@@ -187,7 +187,7 @@ def aggregation_call(run_id: str, options: dict[str, Any]) -> Call:
 
 
 def raise_for_problem(status: int, body: bytes) -> None:
-    """Raise the typed :class:`~judge.client.errors.ProblemError` of a 4xx or 5xx answer."""
+    """Raise the typed :class:`~empathy_judge_client.errors.ProblemError` of a 4xx or 5xx answer."""
     if status < 400:
         return
     try:
