@@ -14,8 +14,9 @@ import httpx
 
 from judge.client import _core
 from judge.client.errors import ServerUnreachable, WaitTimeout
+from judge.domain.batch_summary import BatchSummary
 from judge.domain.escalations import EscalationsView
-from judge.domain.wire import BatchView, CalibrationView, ReliabilityHistory
+from judge.domain.wire import BatchPage, BatchView, CalibrationView, ReliabilityHistory
 
 Progress = Callable[[BatchView], None]
 
@@ -112,6 +113,28 @@ class AsyncJudgeClient:
     async def batch(self, batch_id: str) -> AsyncBatchHandle:
         data = await self.request(_core.batch_status_call(batch_id))
         return AsyncBatchHandle(self, _core.parse_batch(data))
+
+    async def list_batches(
+        self,
+        *,
+        rubric: str | None = None,
+        panel: str | None = None,
+        status: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> BatchPage:
+        """The caller's batches, newest first, one page (``next_offset`` for the next)."""
+        filters = {"rubric": rubric, "panel": panel, "status": status}
+        call = _core.list_batches_call(filters | {"offset": offset, "limit": limit})
+        return _core.parse_batch_page(await self.request(call))
+
+    async def summary(self, batch_id: str) -> BatchSummary:
+        """Per dimension: score distribution, flag shares and top reasons."""
+        return _core.parse_summary(await self.request(_core.batch_summary_call(batch_id)))
+
+    async def cancel(self, batch_id: str) -> BatchView:
+        """Cancel the batch's queued items (running ones finish)."""
+        return _core.parse_batch(await self.request(_core.batch_cancel_call(batch_id)))
 
     async def calibrate(
         self,

@@ -12,8 +12,9 @@ import httpx
 
 from judge.client import _core
 from judge.client.errors import ServerUnreachable, WaitTimeout
+from judge.domain.batch_summary import BatchSummary
 from judge.domain.escalations import EscalationsView
-from judge.domain.wire import BatchView, CalibrationView, ReliabilityHistory
+from judge.domain.wire import BatchPage, BatchView, CalibrationView, ReliabilityHistory
 
 Progress = Callable[[BatchView], None]
 
@@ -130,6 +131,28 @@ class JudgeClient:
     def batch(self, batch_id: str) -> BatchHandle:
         """A handle on an existing batch."""
         return BatchHandle(self, _core.parse_batch(self.request(_core.batch_status_call(batch_id))))
+
+    def list_batches(
+        self,
+        *,
+        rubric: str | None = None,
+        panel: str | None = None,
+        status: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> BatchPage:
+        """The caller's batches, newest first, one page (``next_offset`` for the next)."""
+        filters = {"rubric": rubric, "panel": panel, "status": status}
+        call = _core.list_batches_call(filters | {"offset": offset, "limit": limit})
+        return _core.parse_batch_page(self.request(call))
+
+    def summary(self, batch_id: str) -> BatchSummary:
+        """Per dimension: score distribution, flag shares and top reasons."""
+        return _core.parse_summary(self.request(_core.batch_summary_call(batch_id)))
+
+    def cancel(self, batch_id: str) -> BatchView:
+        """Cancel the batch's queued items (running ones finish)."""
+        return _core.parse_batch(self.request(_core.batch_cancel_call(batch_id)))
 
     # --- calibration and reliability ------------------------------------------------------
     def calibrate(

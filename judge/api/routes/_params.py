@@ -93,3 +93,14 @@ IDEMPOTENCY_DOC = (
     f"Send an `{IDEMPOTENCY_KEY}` header (any 1-255 visible ASCII characters) to make a "
     "retry safe: the same key with the same request returns the first submission (for 24 h)."
 )
+
+#: the page of a listing (``GET /v1/batches``, ``/v1/calibrations``, ``/v1/probes``)
+ListOffset = Annotated[int, Parameter(ge=0, le=10_000_000, description="runs to skip")]
+ListLimit = Annotated[int, Parameter(ge=1, le=100, description="runs per page")]
+#: a listing's filters: runs of this rubric, of this panel
+RubricFilter = Annotated[
+    str | None, Parameter(min_length=1, max_length=RUBRIC_ID_MAX, description="a rubric id")
+]
+PanelFilter = Annotated[
+    str | None, Parameter(min_length=1, max_length=PANEL_MAX, description="a panel name")
+]
