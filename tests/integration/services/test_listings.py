@@ -60,7 +60,7 @@ async def _scenario(runtime: ServiceRuntime) -> None:
     assert ([b.id for b in page.batches], page.next_offset) == ([second], 1)
     page = await listed(ALICE, ListFilter(offset=1, limit=1))
     assert ([b.id for b in page.batches], page.next_offset) == ([first], None)
-    assert mine.batches[0].total == 3 and mine.batches[0].queued == 3
+    assert (mine.batches[0].total, mine.batches[0].queued) == (3, 3)
     assert mine.batches[0].simulated  # the default panel is the simulator's personas
     # filters
     assert (await listed(ALICE, ListFilter(rubric="lend-an-ear"))).batches == []
@@ -99,7 +99,8 @@ async def _scenario(runtime: ServiceRuntime) -> None:
     assert [b.id for b in (await listed(ALICE, ListFilter(status="queued"))).batches] == [first]
     # a calibration's items are not a batch to cancel
     stored = await runs.get_run(runtime.jobs.database, CalibrationRun, run.id)
-    assert stored is not None and stored.batch_id is not None
+    assert stored is not None
+    assert stored.batch_id is not None
     with pytest.raises(BatchNotFound):
         await runtime.batches.cancel(ALICE, stored.batch_id)
     assert (await runtime.batches.view(ALICE, first)).queued == 2  # untouched
