@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from litestar.params import Parameter
 from pydantic import BeforeValidator, ConfigDict, WithJsonSchema
@@ -103,4 +103,12 @@ RubricFilter = Annotated[
 ]
 PanelFilter = Annotated[
     str | None, Parameter(min_length=1, max_length=PANEL_MAX, description="a panel name")
+]
+BatchStatus = Annotated[
+    Literal["queued", "running", "completed"] | None,
+    Parameter(description="only batches in this status"),
+]
+RunStatus = Annotated[
+    Literal["running", "completed", "failed"] | None,
+    Parameter(description="only runs in this status"),
 ]

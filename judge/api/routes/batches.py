@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio.to_thread
 from litestar import Request, Response, get, post
@@ -21,6 +21,7 @@ from judge.api.routes._params import (
     PANEL_MAX,
     REQUEST_CONFIG,
     RUBRIC_ID_MAX,
+    BatchStatus,
     ItemList,
     JobId,
     ListLimit,
@@ -194,7 +195,7 @@ async def list_batches(
     request: Request[Any, Any, Any],
     rubric: RubricFilter = None,
     panel: PanelFilter = None,
-    status: Literal["queued", "running", "completed"] | None = None,
+    status: BatchStatus = None,
     offset: ListOffset = 0,
     limit: ListLimit = 50,
 ) -> BatchPage:

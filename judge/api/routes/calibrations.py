@@ -5,7 +5,7 @@ apply to, and readable by, every key until withdrawn (``DELETE .../shared``)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from litestar import Request, Response, delete, get, post, put
 from litestar.params import JSONBody, Parameter
@@ -26,6 +26,7 @@ from judge.api.routes._params import (
     ListOffset,
     PanelFilter,
     RubricFilter,
+    RunStatus,
     Wait,
 )
 from judge.api.schemas import responses
@@ -224,7 +225,7 @@ async def list_calibrations(
     request: Request[Any, Any, Any],
     rubric: RubricFilter = None,
     panel: PanelFilter = None,
-    status: Literal["running", "completed", "failed"] | None = None,
+    status: RunStatus = None,
     offset: ListOffset = 0,
     limit: ListLimit = 50,
 ) -> CalibrationPage:

@@ -22,7 +22,11 @@ from judge.domain.reason_texts import FLAG_REASONS, GUARANTEE_REASONS, in_words
 
 #: rows shown on the batch page (the CSV has them all)
 ROWS_SHOWN = 500
-Level = Literal["trusted", "caution", "untrusted"]
+Level = Annotated[
+    Literal["trusted", "caution", "untrusted"] | None, Parameter(description="a flag level")
+]
+Disagreement = Annotated[bool, Parameter(description="only items the judges disagree on")]
+Sort = Annotated[Literal["line", "spread"], Parameter(description="the rows' order")]
 Dimension = Annotated[str | None, Parameter(max_length=100)]
 Reason = Annotated[str | None, Parameter(max_length=100)]
 
@@ -46,10 +50,10 @@ async def batch_page(
     request: Request[Any, Any, Any],
     batch_id: JobId,
     dimension: Dimension = None,
-    level: Level | None = None,
+    level: Level = None,
     reason: Reason = None,
-    disagreement: bool = False,
-    sort: Literal["line", "spread"] = "line",
+    disagreement: Disagreement = False,
+    sort: Sort = "line",
 ) -> Template:
     state = api_state(request)
     who = viewer(request, "batch")
@@ -113,10 +117,10 @@ async def batch_csv(
     request: Request[Any, Any, Any],
     batch_id: JobId,
     dimension: Dimension = None,
-    level: Level | None = None,
+    level: Level = None,
     reason: Reason = None,
-    disagreement: bool = False,
-    sort: Literal["line", "spread"] = "line",
+    disagreement: Disagreement = False,
+    sort: Sort = "line",
 ) -> Response[str]:
     state = api_state(request)
     who = viewer(request, "batch")

@@ -38,7 +38,9 @@ async def runs_page(
     request: Request[Any, Any, Any],
     rubric: RubricFilter = None,
     panel: PanelFilter = None,
-    status: Literal["queued", "running", "completed", "failed"] | None = None,
+    status: Annotated[
+        Literal["queued", "running", "completed", "failed"] | None, Parameter(description="status")
+    ] = None,
 ) -> Template:
     """Every run the session's key may read, newest first, with the filters applied."""
     runtime = api_state(request).runtime
