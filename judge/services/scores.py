@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from judge.domain.principal import Principal
-from judge.domain.result import ScoreResult
+from judge.domain.result import CallRecord, ScoreResult
 from judge.domain.wire import CompletedScore, JobStatus, RubricRef
 from judge.errors import ScoreNotFound
 from judge.persistence import jobs as repo
@@ -87,6 +87,8 @@ class ScoreService:
             if job.status == repo.COMPLETED and job.result_json
             else None
         )
+        async with self.jobs.database.session() as session:
+            calls = await repo.job_calls(session, job.id)
         return StoredScore(
             job_id=job.id,
             batch_id=job.batch_id,
@@ -95,6 +97,7 @@ class ScoreService:
             status=job.status,
             error=job.error,
             result=result,
+            calls=result.calls if result and result.calls else calls,
         )
 
 
@@ -109,6 +112,8 @@ class StoredScore:
     status: str
     error: str | None
     result: ScoreResult | None
+    #: every LLM call made for it: tokens, cost, latency, cache hits
+    calls: list[CallRecord]
 
 
 def is_final(view: ScoreView) -> bool:
