@@ -172,16 +172,18 @@ def escalations(batch_id: str, url: str, key: str | None, fmt: str) -> None:
         out.print(escalations_table(view))
 
 
-def listing_lines(page: BatchPage) -> list[str]:
-    """One line per batch, at most 80 columns: id, status, done/total, failed, rubric, panel,
-    and SIMULATED when the panel has a simulator persona."""
+def listing_lines(page: BatchPage, width: int = 80) -> list[str]:
+    """Two lines per batch, wrapped (never cut) at ``width``: the id, status, done/total and
+    failed; then when it was created, its rubric and panel, and SIMULATED when the panel has
+    a simulator persona."""
     lines = []
     for b in page.batches:
         done = f"{b.completed + b.failed}/{b.total}"
-        marker = " SIMULATED" if b.simulated else ""
-        lines.append(
-            f"{b.id} {b.status:<9} {done:>9} f{b.failed:<4} {b.rubric.id[:14]:<14}"
-            f" {b.panel_name[:12]}{marker}"
+        lines.append(f"{b.id} {b.status:<9} {done:>13} failed {b.failed}")
+        marker = "  SIMULATED" if b.simulated else ""
+        about = f"{b.created_at[:16]}  rubric {b.rubric.id}  panel {b.panel_name}{marker}"
+        lines += textwrap.wrap(
+            about, width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
         )
     if page.next_offset is not None:
         lines.append(f"more: --offset {page.next_offset}")

@@ -29,7 +29,8 @@ class ItemRow(BaseModel):
     scores: dict[str, Any] = Field(default_factory=dict)
     levels: dict[str, str] = Field(default_factory=dict)
     reasons: dict[str, list[str]] = Field(default_factory=dict)
-    #: per dimension: the judges' spread (ordinal) or 1 - modal share (labels); None: no data
+    #: per dimension: the judges' spread (ordinal), else 1 - modal share (labels) or 1 - top-1
+    #: agreement (ranked); None: no data (free text)
     spread: dict[str, float | None] = Field(default_factory=dict)
     guaranteed: dict[str, bool] = Field(default_factory=dict)
     escalated: bool = False
@@ -78,9 +79,8 @@ def _spread(result: ScoreResult, dim_id: str) -> float | None:
     agreement = result.dimensions[dim_id].agreement
     if agreement.spread is not None:
         return float(agreement.spread)
-    if agreement.modal_share is not None:
-        return round(1.0 - float(agreement.modal_share), 6)
-    return None
+    share = agreement.modal_share if agreement.modal_share is not None else agreement.top1_agreement
+    return None if share is None else round(1.0 - float(share), 6)
 
 
 def item_row(

@@ -10,7 +10,9 @@ from markupsafe import Markup, escape
 
 #: colour-blind-safe series colours (Okabe-Ito)
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
-WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 640, 240, 44, 150, 14, 30
+WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 640, 240, 44, 80, 14, 30
+#: the legend below the plot: entries per row, and the height of a row
+LEGEND_COLUMNS, LEGEND_ROW = 3, 16
 
 
 def _y(value: float, low: float, high: float) -> float:
@@ -34,8 +36,10 @@ def kappa_chart(
     line dashed across; x: the runs in time order, labelled with their dates."""
     values = [v for vs in series.values() for v in vs if v is not None]
     low, high = min([-0.2, floor, *values]), 1.0
+    rows = -(-len(series) // LEGEND_COLUMNS)
+    total = HEIGHT + rows * LEGEND_ROW + 6
     parts = [
-        f'<svg viewBox="0 0 {WIDTH} {HEIGHT}" width="100%" role="img" '
+        f'<svg viewBox="0 0 {WIDTH} {total}" width="100%" role="img" '
         f'aria-label="{escape(title)}" class="chart">',
         f"<title>{escape(title)}</title>",
         f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{HEIGHT - BOTTOM}" stroke="#555"/>',
@@ -75,9 +79,12 @@ def kappa_chart(
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}">'
                 f"<title>{escape(rater)}: {v:.3f}</title></circle>"
             )
+        column, row = n % LEGEND_COLUMNS, n // LEGEND_COLUMNS
+        x, y = LEFT + column * (WIDTH - LEFT) / LEGEND_COLUMNS, HEIGHT + 4 + row * LEGEND_ROW
         parts.append(
-            f'<text x="{WIDTH - RIGHT + 4}" y="{TOP + 40 + 14 * n}" font-size="11" '
-            f'fill="{colour}">{escape(rater[:22])}</text>'
+            f'<rect x="{x:.1f}" y="{y - 9}" width="14" height="4" fill="{colour}"/>'
+            f'<text x="{x + 18:.1f}" y="{y}" font-size="11" fill="#222">'
+            f"{escape(rater[:28])}</text>"
         )
     parts.append("</svg>")
     return Markup("".join(parts))
