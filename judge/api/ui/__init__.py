@@ -8,11 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from litestar import Request, Response
+from litestar import Request, Response, get
 from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.response import Redirect, Template
 from litestar.router import Router
-from litestar.static_files import create_static_files_router
 from litestar.template.config import TemplateConfig
 
 from judge.api.problems import handle_exception
@@ -20,6 +19,17 @@ from judge.api.ui import batch_pages, calibration_pages, runs_pages, session
 
 HERE = Path(__file__).parent
 TEMPLATES = TemplateConfig(directory=HERE / "templates", engine=JinjaTemplateEngine)
+#: the viewer's one asset, read once (a route of its own: no file path comes from a request)
+STYLESHEET = (HERE / "static" / "viewer.css").read_text(encoding="utf-8")
+
+
+@get("/ui/static/viewer.css", opt=session.PUBLIC, include_in_schema=False)
+async def stylesheet() -> Response[str]:
+    return Response(
+        STYLESHEET,
+        media_type="text/css; charset=utf-8",
+        headers={"Cache-Control": "public, max-age=3600"},
+    )
 
 
 def ui_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
@@ -54,9 +64,7 @@ def ui_router() -> Router:
             batch_pages.item_page,
             calibration_pages.calibration_page,
             calibration_pages.calibration_report,
-            create_static_files_router(
-                "/ui/static", directories=[HERE / "static"], opt=session.PUBLIC
-            ),
+            stylesheet,
         ],
         guards=[session.ui_guard],
         opt={"public": True},
