@@ -269,7 +269,8 @@ def cancel(batch_id: str, url: str, key: str | None) -> None:
     """Cancel a batch: its queued items fail as ``cancelled``; running ones finish."""
     with remote(url, key) as client:
         view = client.cancel(batch_id)
+    click.echo(f"batch {view.id} cancelled [{view.status}]")
     click.echo(
-        f"batch {view.id} cancelled: {view.completed} completed, {view.failed} failed "
-        f"(cancelled included), {view.running} still running"
+        f"  {view.completed} completed, {view.failed} failed (cancelled included), "
+        f"{view.running} still running"
     )

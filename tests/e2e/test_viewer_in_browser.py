@@ -366,3 +366,30 @@ def test_another_key_sees_none_of_it(viewer_stack: dict[str, Any]) -> None:
     assert seen_visit.problems() == [
         "console: Failed to load resource: the server responded with a status of 404 (Not Found)"
     ]
+
+
+def test_the_batch_commands_list_summarise_and_cancel(viewer_stack: dict[str, Any]) -> None:
+    """``judge batch list|summary|cancel`` against the server, at 80 columns."""
+    stack: ServiceStack = viewer_stack["stack"]
+    batch_id = viewer_stack["batch"]["id"]
+    remote = ("--url", stack.base_url)
+
+    def run(*args: str, key: str = viewer_stack["alice"]) -> str:
+        done = stack.judge("batch", *args, *remote, "--key", key)
+        assert done.returncode == 0, done.stderr
+        assert max(len(line) for line in done.stdout.splitlines()) <= 80, done.stdout
+        return done.stdout
+
+    listed = run("list")
+    assert listed.splitlines()[0].startswith(f"{batch_id} completed")
+    assert "SIMULATED" in listed
+    assert batch_id not in run("list", key=viewer_stack["bob"])
+    summary = run("summary", batch_id)
+    for words in ("interpretations (n=10)", "low_expert_agreement 10", "untrusted 100%"):
+        assert words in summary, words
+    # a finished batch: nothing left to cancel, nothing changes
+    cancelled = run("cancel", batch_id)
+    assert "10 completed, 0 failed" in cancelled
+    refused = stack.judge("batch", "cancel", batch_id, *remote, "--key", viewer_stack["bob"])
+    assert refused.returncode != 0
+    assert "no batch" in (refused.stderr + refused.stdout).lower()

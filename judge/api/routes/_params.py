@@ -97,12 +97,24 @@ IDEMPOTENCY_DOC = (
 #: the page of a listing (``GET /v1/batches``, ``/v1/calibrations``, ``/v1/probes``)
 ListOffset = Annotated[int, Parameter(ge=0, le=10_000_000, description="runs to skip")]
 ListLimit = Annotated[int, Parameter(ge=1, le=100, description="runs per page")]
+#: a listing's filters (compared in SQL): names, so no control character (NUL is a 422,
+#: not a database error)
+NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
 #: a listing's filters: runs of this rubric, of this panel
 RubricFilter = Annotated[
-    str | None, Parameter(min_length=1, max_length=RUBRIC_ID_MAX, description="a rubric id")
+    str | None,
+    Parameter(
+        min_length=1, max_length=RUBRIC_ID_MAX, pattern=NAME_PATTERN, description="a rubric id"
+    ),
 ]
 PanelFilter = Annotated[
-    str | None, Parameter(min_length=1, max_length=PANEL_MAX, description="a panel name")
+    str | None,
+    Parameter(
+        min_length=1,
+        max_length=PANEL_MAX,
+        pattern=NAME_PATTERN,
+        description="a panel name (configured now or when the runs were made)",
+    ),
 ]
 BatchStatus = Annotated[
     Literal["queued", "running", "completed"] | None,

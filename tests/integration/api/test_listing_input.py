@@ -25,6 +25,8 @@ def test_listing_routes_name_the_bad_field(in_process_api: InProcessApi) -> None
             ({"status": "bogus"}, "query.status"),
             ({"rubric": ""}, "query.rubric"),
             ({"panel": "p" * 101}, "query.panel"),
+            ({"rubric": "epi\x00tome"}, "query.rubric"),
+            ({"panel": "a\nb"}, "query.panel"),
         ):
             assert_problem(client.get(path, params=params), 422, field)
     # a run's statuses are not a batch's, and the other way round
