@@ -29,6 +29,7 @@ from judge.api.quotas import Quotas
 from judge.api.routes import HANDLERS, REQUEST_MODELS
 from judge.api.security_headers import SecurityHeadersMiddleware
 from judge.api.state import ApiState
+from judge.api.ui import TEMPLATES, ui_router
 from judge.domain.wire import wire_json
 from judge.errors import ConfigError
 from judge.runtime.composition import build_runtime
@@ -144,6 +145,7 @@ def create_app(settings: Settings) -> Litestar:
             *HANDLERS,
             *([] if settings.api.metrics_port else [metrics_endpoint]),
             swagger_assets(),
+            ui_router(),
         ],
         middleware=[HttpMetricsMiddleware(), SecurityHeadersMiddleware()],
         # deny by default: a route without opt={"public": True} needs a key (see auth.py)
@@ -152,6 +154,7 @@ def create_app(settings: Settings) -> Litestar:
         # the services' response models, as their builders set them (judge.domain.wire)
         type_encoders={BaseModel: wire_json},
         lifespan=[lifespan],
+        template_config=TEMPLATES,
         plugins=plugins,
         request_max_body_size=settings.api.max_body_bytes,
         openapi_config=OpenAPIConfig(

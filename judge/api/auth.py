@@ -70,7 +70,7 @@ def _remote_client(connection: ASGIConnection[Any, Any, Any, Any]) -> bool:
         return False
 
 
-async def _keys_required_for(connection: ASGIConnection[Any, Any, Any, Any], state: Any) -> bool:
+async def keys_required_for(connection: ASGIConnection[Any, Any, Any, Any], state: Any) -> bool:
     """Does this keyless request need a key? (See the module docstring for the rule.)"""
     api: ApiSettings = state.runtime.settings.api
     if api.require_keys is not None:
@@ -116,7 +116,7 @@ async def _authenticate(
     if not token and connection.headers.get("authorization"):
         raise ProblemError(401, "send the API key as 'Authorization: Bearer <key>'")
     if not token:
-        if await _keys_required_for(connection, state):
+        if await keys_required_for(connection, state):
             raise ProblemError(
                 401, "this server requires an API key: send 'Authorization: Bearer <key>'"
             )

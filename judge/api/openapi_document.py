@@ -130,11 +130,14 @@ def finish_document(
     interval.pop("exclusiveMinimum", None)
     interval["minimum"] = min_canary_interval_s
     examples = _examples()
+    # a panel to score with is a configured one; a listing's ``panel`` filter (GET) may also
+    # name one configured no more: its runs are still listed
+    listings = {id(path["get"]) for path in document.get("paths", {}).values() if "get" in path}
     for operation in _operations(document):
         # a route that can answer 401 needs a key; the others are public
         operation["security"] = [{API_KEY: []}] if "401" in operation["responses"] else []
         for parameter in operation.get("parameters", []):
-            if parameter["name"] == "panel":
+            if parameter["name"] == "panel" and id(operation) not in listings:
                 _name_panels(parameter["schema"], panels)
         body = operation.get("requestBody", {}).get("content", {}).get("application/json")
         ref = (body or {}).get("schema", {}).get("$ref", "")

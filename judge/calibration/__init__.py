@@ -26,6 +26,7 @@ from judge.calibration._agreement import (
     compute_agreement,
 )
 from judge.calibration._annotators import AnnotatorPair, annotator_agreement
+from judge.calibration._disagreements import Disagreement, largest_disagreements
 from judge.calibration._drift import compare_reports
 from judge.calibration._guarantees import add_guarantees, dimension_guarantee
 from judge.calibration._html import heatmap_svg, render_report_html
@@ -59,6 +60,7 @@ __all__ = [
     "AnnotatorPair",
     "Categories",
     "ComparisonStopped",
+    "Disagreement",
     "ScoredItem",
     "Variant",
     "add_guarantees",
@@ -75,6 +77,7 @@ __all__ = [
     "heatmap_svg",
     "intra_judge_stability",
     "labelled_with_consensus",
+    "largest_disagreements",
     "metric_name",
     "order_report",
     "plan_dimension",

@@ -1,9 +1,11 @@
-"""``judge batch submit | status | results``: a client for a running server's batch API."""
+"""``judge batch submit | status | results | escalations | list | summary | cancel``: a
+client for a running server's batch API."""
 
 from __future__ import annotations
 
 import datetime
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,8 @@ from judge.cli._guarantee_render import escalations_table, results_table
 from judge.cli._output import FORMAT_OPTION, console, print_json
 from judge.cli._remote import KEY, URL, remote
 from judge.client import BatchHandle
-from judge.domain.wire import BatchView
+from judge.domain.batch_summary import BatchSummary
+from judge.domain.wire import BatchPage, BatchView
 
 
 def _download(handle: BatchHandle, out: Path | None) -> int:
@@ -239,3 +242,107 @@ def escalations(batch_id: str, url: str, key: str | None, fmt: str) -> None:
     )
     if view.items:
         out.print(escalations_table(view))
+
+
+def listing_lines(page: BatchPage, width: int = 80) -> list[str]:
+    """Two lines per batch, wrapped (never cut) at ``width``: the id, status, done/total and
+    failed; then when it was created, its rubric and panel, and SIMULATED when the panel has
+    a simulator persona."""
+    lines = []
+    for b in page.batches:
+        done = f"{b.completed + b.failed}/{b.total}"
+        lines.append(f"{b.id} {b.status:<9} {done:>13} failed {b.failed}")
+        marker = "  SIMULATED" if b.simulated else ""
+        about = f"{b.created_at[:16]}  rubric {b.rubric.id}  panel {b.panel_name}{marker}"
+        lines += textwrap.wrap(
+            about, width, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False
+        )
+    if page.next_offset is not None:
+        lines.append(f"more: --offset {page.next_offset}")
+    return lines
+
+
+def summary_lines(summary: BatchSummary, width: int = 80) -> list[str]:
+    """Per dimension: distribution, flag shares and reasons, wrapped (never cut) at ``width``."""
+    simulated = " SIMULATED judges" if summary.simulated else ""
+    lines = [
+        f"batch {summary.batch_id} [{summary.status}]{simulated}",
+        f"rubric {summary.rubric.get('id')}, panel {summary.panel_name}: "
+        f"{summary.completed}/{summary.total} completed, {summary.failed} failed",
+    ]
+    for dim_id, dim in summary.dimensions.items():
+        scores = "  ".join(f"{score}:{n}" for score, n in dim.scores.items())
+        shares = "  ".join(f"{k} {v:.0%}" for k, v in dim.shares.items())
+        reasons = ", ".join(f"{r.reason} {r.count}" for r in dim.top_reasons) or "none"
+        lines.append(f"{dim_id} (n={dim.n})")
+        for label, text in (("scores", scores), ("flags", shares), ("reasons", reasons)):
+            lines += textwrap.wrap(
+                text,
+                width,
+                initial_indent=f"  {label:<8} ",
+                subsequent_indent=" " * 11,
+                break_on_hyphens=False,
+            )
+    return lines
+
+
+@batch.command("list")
+@URL
+@KEY
+@click.option("--rubric", default=None, help="only this rubric's batches")
+@click.option("--panel", default=None, help="only this panel's batches")
+@click.option("--status", type=click.Choice(["queued", "running", "completed"]), default=None)
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 100), default=50, show_default=True)
+@FORMAT_OPTION
+def list_(
+    url: str,
+    key: str | None,
+    rubric: str | None,
+    panel: str | None,
+    status: str | None,
+    offset: int,
+    limit: int,
+    fmt: str,
+) -> None:
+    """List your batches, newest first (an admin key: everyone's)."""
+    with remote(url, key) as client:
+        page = client.list_batches(
+            rubric=rubric, panel=panel, status=status, offset=offset, limit=limit
+        )
+    if fmt == "json":
+        print_json(page.model_dump(mode="json"))
+        return
+    for line in listing_lines(page) or ["no batches"]:
+        click.echo(line)
+
+
+@batch.command("summary")
+@click.argument("batch_id")
+@URL
+@KEY
+@FORMAT_OPTION
+def summary(batch_id: str, url: str, key: str | None, fmt: str) -> None:
+    """Per dimension: score distribution, flag shares and the commonest reasons."""
+    with remote(url, key) as client:
+        found = client.summary(batch_id)
+    if fmt == "json":
+        print_json(found.model_dump(mode="json"))
+        return
+    for line in summary_lines(found):
+        click.echo(line)
+
+
+@batch.command("cancel")
+@click.argument("batch_id")
+@URL
+@KEY
+def cancel(batch_id: str, url: str, key: str | None) -> None:
+    """Cancel a batch: its queued items fail as ``cancelled``; running ones finish."""
+    with remote(url, key) as client:
+        view = client.cancel(batch_id)
+    click.echo(f"batch {view.id} cancelled [{view.status}]")
+    click.echo(
+        f"  {view.completed} completed, {view.failed} failed (cancelled included), "
+        f"{view.running} still running"
+    )

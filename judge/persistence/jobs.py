@@ -279,6 +279,30 @@ def _judgment_rows(
     ]
 
 
+async def job_calls(session: AsyncSession, job_id: str) -> list[CallRecord]:
+    """The LLM calls made for a job, in the order they were stored (the audit trail)."""
+    rows = await session.execute(
+        select(Judgment).where(col(Judgment.job_id) == job_id).order_by(col(Judgment.id))
+    )
+    return [
+        CallRecord(
+            requested_model=row.model,
+            resolved_model=row.resolved_model,
+            params=json.loads(row.params_json),
+            prompt_hash=row.prompt_hash,
+            purpose=row.purpose,
+            prompt_tokens=row.prompt_tokens,
+            completion_tokens=row.completion_tokens,
+            cost_usd=row.cost_usd,
+            latency_ms=row.latency_ms,
+            attempts=row.attempts,
+            cached=row.cached,
+            outcome=row.outcome,
+        )
+        for row in rows.scalars().all()
+    ]
+
+
 #: built once, like the claim
 _FINISH = (
     update(ScoreJob)

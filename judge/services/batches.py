@@ -11,10 +11,14 @@ from typing import Any
 
 import anyio.to_thread
 
+from judge.domain.batch_summary import BatchSummary, ItemRow, digest, item_row
 from judge.domain.escalations import Escalation, EscalationsView, escalated_dimensions
+from judge.domain.listing import ListFilter
 from judge.domain.principal import Principal
 from judge.domain.result import ScoreResult
 from judge.domain.wire import (
+    BatchListing,
+    BatchPage,
     BatchView,
     CompletedLine,
     JobStatusLine,
@@ -22,11 +26,12 @@ from judge.domain.wire import (
     RejectionPage,
     RubricRef,
 )
-from judge.errors import BatchNotFound, BatchTooLarge, ItemInvalid
+from judge.errors import BatchNotFound, BatchTooLarge, ItemInvalid, PanelNotFound
 from judge.persistence import jobs as repo
+from judge.persistence import listings
 from judge.persistence.jobs import BatchProgress
 from judge.persistence.tables import Batch, ScoreJob
-from judge.services.access import check_readable
+from judge.services.access import check_readable, readable_owners
 from judge.services.idempotency import IdempotencyKey, Submission
 from judge.services.jobs import JobService
 from judge.services.scores import job_view
@@ -36,6 +41,8 @@ from judge.services.submission import Intake, Persisted, submit_and_wait
 ResultLine = CompletedLine | JobStatusLine
 #: rejections shown in the batch view itself (the rest: ``GET .../rejections``)
 REJECTIONS_SHOWN = 100
+#: why the queued items of a cancelled batch failed
+CANCELLED = "cancelled"
 
 
 @dataclass
@@ -122,26 +129,82 @@ class BatchService:
         rejections = json.loads(batch.rejections_json)
         more = len(rejections) > REJECTIONS_SHOWN
         return BatchView(
-            id=batch.id,
-            status=progress.status,
-            rubric=RubricRef(
-                id=batch.rubric_id, version=batch.rubric_version, hash=batch.rubric_hash
-            ),
-            panel_name=batch.panel_name,
-            total=progress.total,
-            queued=progress.queued,
-            running=progress.running,
-            completed=progress.completed,
-            failed=progress.failed,
-            rejected=batch.rejected,
+            **_counts(batch, progress),
             rejections=rejections[:REJECTIONS_SHOWN],
             rejections_next=(
                 f"/v1/batches/{batch.id}/rejections?offset={REJECTIONS_SHOWN}" if more else None
             ),
-            created_at=batch.created_at.isoformat(),
             results=f"/v1/batches/{batch.id}/results",
             cost_usd=progress.cost_usd,
         )
+
+    async def listed(self, who: Principal, where: ListFilter) -> BatchPage:
+        """The plain batches ``who`` may read (admin: all), newest first, one page."""
+        async with self.jobs.database.session() as session:
+            found = await listings.batches_page(session, owners=readable_owners(who), where=where)
+        found, next_offset = where.paged(found)
+        return BatchPage(
+            offset=where.offset,
+            limit=where.limit,
+            next_offset=next_offset,
+            batches=[self._listing(batch, progress) for batch, progress in found],
+        )
+
+    def _listing(self, batch: Batch, progress: BatchProgress) -> BatchListing:
+        try:
+            simulated = self.jobs.panel(batch.panel_name).includes_simulator
+        except PanelNotFound:  # a panel no longer configured
+            simulated = False
+        return BatchListing(**_counts(batch, progress), simulated=simulated)
+
+    async def cancel(self, who: Principal, batch_id: str) -> BatchView:
+        """Cancel what of the batch has not started: its queued items fail with the error
+        ``cancelled``; running items finish, completed ones are kept. Idempotent."""
+        batch, _ = await self._readable(who, batch_id)
+        if batch.kind != "batch":  # a calibration's or probe's items: stopped with the run
+            raise BatchNotFound(batch_id)
+        async with self.jobs.database.session() as session:
+            await repo.fail_queued(session, batch_id, CANCELLED)
+        return await self.view(who, batch_id)
+
+    async def rows(self, who: Principal, batch_id: str, page: int) -> list[ItemRow]:
+        """One row per item of the batch, in submission order."""
+        await self.view(who, batch_id)
+        return [
+            item_row(
+                line=job.position,
+                job_id=job.id,
+                item_id=job.item_id,
+                status=job.status,
+                result_json=job.result_json,
+            )
+            async for jobs in self._job_pages(batch_id, page)
+            for job in jobs
+        ]
+
+    async def summary(self, who: Principal, batch_id: str, page: int) -> BatchSummary:
+        """Per dimension: the score distribution, flag shares and top reasons."""
+        summary, _ = await self.overview(who, batch_id, page)
+        return summary
+
+    async def overview(
+        self, who: Principal, batch_id: str, page: int
+    ) -> tuple[BatchSummary, list[ItemRow]]:
+        """The batch's summary and the item rows it was computed from."""
+        view = await self.view(who, batch_id)
+        rows = await self.rows(who, batch_id, page)
+        summary = BatchSummary(
+            batch_id=batch_id,
+            status=view.status,
+            rubric=view.rubric.model_dump(),
+            panel_name=view.panel_name,
+            total=view.total,
+            completed=view.completed,
+            failed=view.failed,
+            simulated=any(r.simulated for r in rows),
+            dimensions=digest(rows),
+        )
+        return summary, rows
 
     async def results(
         self, who: Principal, batch_id: str, page: int
@@ -195,3 +258,22 @@ class BatchService:
                 return
             yield jobs
             after = jobs[-1].position if jobs[-1].position is not None else after + page
+
+
+def _counts(batch: Batch, progress: BatchProgress) -> dict[str, Any]:
+    """What the view and the listing of a batch show alike."""
+    return {
+        "id": batch.id,
+        "status": progress.status,
+        "rubric": RubricRef(
+            id=batch.rubric_id, version=batch.rubric_version, hash=batch.rubric_hash
+        ),
+        "panel_name": batch.panel_name,
+        "total": progress.total,
+        "queued": progress.queued,
+        "running": progress.running,
+        "completed": progress.completed,
+        "failed": progress.failed,
+        "rejected": batch.rejected,
+        "created_at": batch.created_at.isoformat(),
+    }

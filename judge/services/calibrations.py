@@ -28,11 +28,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judge import metrics
 from judge.calibration import (
+    Disagreement,
     ScoredItem,
     add_guarantees,
     calibration_report,
     call_cost,
     intra_judge_stability,
+    largest_disagreements,
 )
 from judge.domain.calibration_report import PanelRef
 from judge.domain.content import content_key
@@ -303,6 +305,15 @@ class CalibrationService(BatchRuns[CalibrationView]):
         if not exists or not (shared or can_read(who, owner)):
             raise CalibrationNotFound(run_id)
 
+    async def disagreements(
+        self, who: Principal, run_id: str, limit: int = 20
+    ) -> list[ItemDisagreement]:
+        """The run's items where the panel and the experts disagree most."""
+        await self.check_readable(who, run_id)
+        run, jobs = await _with_jobs(self.jobs.database, run_id)
+        found = largest_disagreements(scored_items(run, jobs), limit)
+        return [ItemDisagreement(jobs[d.index].id, jobs[d.index].item_id, d) for d in found]
+
     async def share(self, who: Principal, run_id: str, *, shared: bool) -> CalibrationView:
         """Publish the run so that it applies to every key's flags (``shared``), or withdraw
         it: an admin's decision, recorded with the admin's key and the time. Anyone else is
@@ -321,14 +332,28 @@ class CalibrationService(BatchRuns[CalibrationView]):
         run = await runs.get_run(self.jobs.database, CalibrationRun, run_id)
         if run is None:
             raise CalibrationNotFound(run_id)
+        return await self.shown(who, run)
+
+    async def shown(self, who: Principal, run: CalibrationRun) -> CalibrationView:
+        """The view of a run ``who`` may read."""
         shown = await run_fields(self.jobs.database, run)
         shown |= {
             "label": run.label,
             "report_url": f"/v1/calibrations/{run.id}/report",
             "owned": run.owner_key_id == who.key_id,
             "shared": run.shared,
+            "canary_id": run.canary_id,
         }
         return CalibrationView.model_validate(shown)
+
+
+@dataclass(frozen=True)
+class ItemDisagreement:
+    """A disagreement with the job (item page) and the item's id."""
+
+    job_id: str
+    item_id: str | None
+    found: Disagreement
 
 
 async def run_items(database: Database, run_id: str) -> tuple[CalibrationRun, list[ScoredItem]]:

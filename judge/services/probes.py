@@ -245,5 +245,9 @@ class ProbeService(BatchRuns[ProbeView]):
         run = await runs.get_run(self.jobs.database, ProbeRun, run_id)
         if run is None:
             raise ProbeNotFound(run_id)
+        return await self.shown(who, run)
+
+    async def shown(self, who: Principal, run: ProbeRun) -> ProbeView:
+        """The view of a probe ``who`` may read."""
         shown = await run_fields(self.jobs.database, run)
         return ProbeView.model_validate(shown | {"kind": run.kind})

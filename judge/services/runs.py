@@ -13,15 +13,16 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from judge.domain.listing import ListFilter
 from judge.domain.principal import Principal
 from judge.domain.wire import CalibrationProgress, RubricRef
 from judge.errors import NotFound
 from judge.persistence import jobs as repo
-from judge.persistence import runs
+from judge.persistence import listings, runs
 from judge.persistence.database import Database
 from judge.persistence.runs import RunTable
 from judge.persistence.tables import CalibrationRun, ProbeRun, ScoreJob, utcnow
-from judge.services.access import check_readable
+from judge.services.access import check_readable, readable_owners
 from judge.services.jobs import JobService
 from judge.services.submission import Intake, Persisted, submit_and_wait
 
@@ -140,6 +141,24 @@ class BatchRuns(Generic[View]):
         for run_id in found:
             await self.finalize(run_id)
         return len(found)
+
+    async def shown(self, who: Principal, run: Any) -> View:
+        """The view of a stored run ``who`` may read."""
+        raise NotImplementedError
+
+    async def listed(self, who: Principal, where: ListFilter) -> tuple[list[View], int | None]:
+        """The runs ``who`` may read (admin: all), newest first, without their reports; and
+        the offset of the next page (None on the last)."""
+        async with self.jobs.database.session() as session:
+            found = await listings.runs_page(
+                session, self.table, owners=readable_owners(who), where=where
+            )
+        page, next_offset = where.paged(found)
+        views = []
+        for run in page:
+            run.report_json = None  # a listing carries no reports
+            views.append(await self.shown(who, run))
+        return views, next_offset
 
     async def check_readable(self, who: Principal, run_id: str) -> None:
         """``not_found`` unless the run exists and ``who`` may read it."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from judge.domain.principal import Principal
+from judge.domain.result import CallRecord, ScoreResult
 from judge.domain.wire import CompletedScore, JobStatus, RubricRef
 from judge.errors import ScoreNotFound
 from judge.persistence import jobs as repo
@@ -68,11 +69,51 @@ class ScoreService:
         return score_view(job)
 
     async def get(self, who: Principal, job_id: str) -> ScoreView:
+        return score_view(await self._readable(who, job_id))
+
+    async def _readable(self, who: Principal, job_id: str) -> ScoreJob:
         job = await self.jobs.get_job(job_id)
         if job is None:
             raise ScoreNotFound(job_id)
         check_readable(who, job.owner_key_id, ScoreNotFound(job_id))
-        return score_view(job)
+        return job
+
+    async def stored(self, who: Principal, job_id: str) -> StoredScore:
+        """The item as submitted beside its full result (with every call's record), for
+        the viewer's item page; a job of another key is not found."""
+        job = await self._readable(who, job_id)
+        result = (
+            ScoreResult.model_validate_json(job.result_json)
+            if job.status == repo.COMPLETED and job.result_json
+            else None
+        )
+        async with self.jobs.database.session() as session:
+            calls = await repo.job_calls(session, job.id)
+        return StoredScore(
+            job_id=job.id,
+            batch_id=job.batch_id,
+            line=job.position,
+            item=json.loads(job.item_json),
+            status=job.status,
+            error=job.error,
+            result=result,
+            calls=result.calls if result and result.calls else calls,
+        )
+
+
+@dataclass(frozen=True)
+class StoredScore:
+    """A scored item as stored: the item as the judges saw it and its result."""
+
+    job_id: str
+    batch_id: str | None
+    line: int | None
+    item: dict[str, Any]
+    status: str
+    error: str | None
+    result: ScoreResult | None
+    #: every LLM call made for it: tokens, cost, latency, cache hits
+    calls: list[CallRecord]
 
 
 def is_final(view: ScoreView) -> bool:

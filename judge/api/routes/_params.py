@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from litestar.params import Parameter
 from pydantic import BeforeValidator, ConfigDict, WithJsonSchema
@@ -93,3 +93,34 @@ IDEMPOTENCY_DOC = (
     f"Send an `{IDEMPOTENCY_KEY}` header (any 1-255 visible ASCII characters) to make a "
     "retry safe: the same key with the same request returns the first submission (for 24 h)."
 )
+
+#: the page of a listing (``GET /v1/batches``, ``/v1/calibrations``, ``/v1/probes``)
+ListOffset = Annotated[int, Parameter(ge=0, le=10_000_000, description="runs to skip")]
+ListLimit = Annotated[int, Parameter(ge=1, le=100, description="runs per page")]
+#: a listing's filters (compared in SQL): names, so no control character (NUL is a 422,
+#: not a database error)
+NAME_PATTERN = r"^[^\x00-\x1f\x7f]+$"
+#: a listing's filters: runs of this rubric, of this panel
+RubricFilter = Annotated[
+    str | None,
+    Parameter(
+        min_length=1, max_length=RUBRIC_ID_MAX, pattern=NAME_PATTERN, description="a rubric id"
+    ),
+]
+PanelFilter = Annotated[
+    str | None,
+    Parameter(
+        min_length=1,
+        max_length=PANEL_MAX,
+        pattern=NAME_PATTERN,
+        description="a panel name (configured now or when the runs were made)",
+    ),
+]
+BatchStatus = Annotated[
+    Literal["queued", "running", "completed"] | None,
+    Parameter(description="only batches in this status"),
+]
+RunStatus = Annotated[
+    Literal["running", "completed", "failed"] | None,
+    Parameter(description="only runs in this status"),
+]

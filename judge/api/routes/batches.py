@@ -21,15 +21,23 @@ from judge.api.routes._params import (
     PANEL_MAX,
     REQUEST_CONFIG,
     RUBRIC_ID_MAX,
+    BatchStatus,
     ItemList,
     JobId,
+    ListLimit,
+    ListOffset,
+    PanelFilter,
+    RubricFilter,
 )
 from judge.api.schemas import responses
 from judge.api.state import api_state
+from judge.domain.batch_summary import BatchSummary
 from judge.domain.escalations import EscalationsView
 from judge.domain.jsonl import parse_jsonl
+from judge.domain.listing import ListFilter
 from judge.domain.wire import (
     NDJSON,
+    BatchPage,
     BatchView,
     CompletedLine,
     JobStatusLine,
@@ -177,9 +185,55 @@ async def get_batch_escalations(
     return await state.runtime.batches.escalations(principal(request), batch_id, page)
 
 
+@get(
+    "/v1/batches",
+    opt={"scope": "batch"},
+    summary="The caller's batches, newest first (admin: every key's)",
+    responses=responses({200: BatchPage}),
+)
+async def list_batches(
+    request: Request[Any, Any, Any],
+    rubric: RubricFilter = None,
+    panel: PanelFilter = None,
+    status: BatchStatus = None,
+    offset: ListOffset = 0,
+    limit: ListLimit = 50,
+) -> BatchPage:
+    where = ListFilter(rubric=rubric, panel=panel, status=status, offset=offset, limit=limit)
+    return await api_state(request).runtime.batches.listed(principal(request), where)
+
+
+@post(
+    "/v1/batches/{batch_id:str}/cancel",
+    opt={"scope": "batch"},
+    status_code=200,
+    summary="Cancel a batch: its queued items fail as `cancelled`",
+    description="Items already running finish and completed ones are kept; the batch is "
+    "then `completed`, its cancelled items counted as `failed`. Cancelling again is harmless.",
+    responses=responses({200: BatchView}, 404),
+)
+async def cancel_batch(request: Request[Any, Any, Any], batch_id: JobId) -> BatchView:
+    return await api_state(request).runtime.batches.cancel(principal(request), batch_id)
+
+
+@get(
+    "/v1/batches/{batch_id:str}/summary",
+    opt={"scope": "batch"},
+    summary="Per dimension: score distribution, flag shares and top reasons",
+    responses=responses({200: BatchSummary}, 404),
+)
+async def get_batch_summary(request: Request[Any, Any, Any], batch_id: JobId) -> BatchSummary:
+    state = api_state(request)
+    page = state.runtime.settings.api.results_page
+    return await state.runtime.batches.summary(principal(request), batch_id, page)
+
+
 #: this resource's route handlers, registered by :func:`judge.api.app.create_app`
 HANDLERS = [
+    list_batches,
     create_batch,
+    cancel_batch,
+    get_batch_summary,
     get_batch,
     get_batch_results,
     get_batch_rejections,

@@ -22,6 +22,11 @@ from judge.api.routes._params import (
     RUBRIC_ID_MAX,
     JobId,
     LabelledItemList,
+    ListLimit,
+    ListOffset,
+    PanelFilter,
+    RubricFilter,
+    RunStatus,
     Wait,
 )
 from judge.api.schemas import responses
@@ -34,7 +39,8 @@ from judge.calibration import (
     render_report_html,
 )
 from judge.domain.item import StoredId
-from judge.domain.wire import CalibrationView
+from judge.domain.listing import ListFilter
+from judge.domain.wire import CalibrationPage, CalibrationView
 from judge.errors import CalibrationNotReady
 
 
@@ -209,8 +215,29 @@ async def get_aggregation_comparison(
         )
 
 
+@get(
+    "/v1/calibrations",
+    opt={"scope": "calibrate"},
+    summary="The caller's calibrations, newest first, without reports (admin: every key's)",
+    responses=responses({200: CalibrationPage}),
+)
+async def list_calibrations(
+    request: Request[Any, Any, Any],
+    rubric: RubricFilter = None,
+    panel: PanelFilter = None,
+    status: RunStatus = None,
+    offset: ListOffset = 0,
+    limit: ListLimit = 50,
+) -> CalibrationPage:
+    where = ListFilter(rubric=rubric, panel=panel, status=status, offset=offset, limit=limit)
+    service = api_state(request).runtime.calibrations
+    found, next_offset = await service.listed(principal(request), where)
+    return CalibrationPage(offset=offset, limit=limit, next_offset=next_offset, calibrations=found)
+
+
 #: this resource's route handlers, registered by :func:`judge.api.app.create_app`
 HANDLERS = [
+    list_calibrations,
     create_calibration,
     get_calibration,
     get_calibration_report,

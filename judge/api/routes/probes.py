@@ -17,11 +17,17 @@ from judge.api.routes._params import (
     RUBRIC_ID_MAX,
     ItemList,
     JobId,
+    ListLimit,
+    ListOffset,
+    PanelFilter,
+    RubricFilter,
+    RunStatus,
     Wait,
 )
 from judge.api.schemas import responses
 from judge.api.state import api_state
-from judge.domain.wire import RUN_STATUS_DESCRIPTION, ProbeView
+from judge.domain.listing import ListFilter
+from judge.domain.wire import RUN_STATUS_DESCRIPTION, ProbePage, ProbeView
 from judge.services.probes import (
     DEFAULT_FILLER_WORDS,
     DEFAULT_PERMUTATIONS,
@@ -83,5 +89,24 @@ async def get_probe(request: Request[Any, Any, Any], run_id: JobId) -> ProbeView
     return await api_state(request).runtime.probes.view(principal(request), run_id)
 
 
+@get(
+    "/v1/probes",
+    opt={"scope": "calibrate"},
+    summary="The caller's probes, newest first, without reports (admin: every key's)",
+    responses=responses({200: ProbePage}),
+)
+async def list_probes(
+    request: Request[Any, Any, Any],
+    rubric: RubricFilter = None,
+    panel: PanelFilter = None,
+    status: RunStatus = None,
+    offset: ListOffset = 0,
+    limit: ListLimit = 50,
+) -> ProbePage:
+    where = ListFilter(rubric=rubric, panel=panel, status=status, offset=offset, limit=limit)
+    found, next_offset = await api_state(request).runtime.probes.listed(principal(request), where)
+    return ProbePage(offset=offset, limit=limit, next_offset=next_offset, probes=found)
+
+
 #: this resource's route handlers, registered by :func:`judge.api.app.create_app`
-HANDLERS = [create_probe, get_probe]
+HANDLERS = [list_probes, create_probe, get_probe]

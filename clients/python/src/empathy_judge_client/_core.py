@@ -16,10 +16,12 @@ import httpx
 from httpx_retries import Retry, RetryTransport
 from pydantic import Field, TypeAdapter
 
+from empathy_judge_client.batch_summary import BatchSummary
 from empathy_judge_client.errors import problem_error
 from empathy_judge_client.escalations import EscalationsView
 from empathy_judge_client.wire import (
     NDJSON,
+    BatchPage,
     BatchView,
     CalibrationView,
     CompletedLine,
@@ -144,6 +146,18 @@ def batch_status_call(batch_id: str) -> Call:
     return Call("GET", f"/v1/batches/{batch_id}")
 
 
+def list_batches_call(filters: dict[str, Any]) -> Call:
+    return Call("GET", "/v1/batches", _drop_none(filters))
+
+
+def batch_summary_call(batch_id: str) -> Call:
+    return Call("GET", f"/v1/batches/{batch_id}/summary")
+
+
+def batch_cancel_call(batch_id: str) -> Call:
+    return Call("POST", f"/v1/batches/{batch_id}/cancel")
+
+
 def batch_results_call(batch_id: str) -> Call:
     return Call("GET", f"/v1/batches/{batch_id}/results")
 
@@ -215,6 +229,14 @@ def parse_line(text: str) -> ResultLine:
 
 def parse_batch(data: Any) -> BatchView:
     return BatchView.model_validate(data)
+
+
+def parse_batch_page(data: Any) -> BatchPage:
+    return BatchPage.model_validate(data)
+
+
+def parse_summary(data: Any) -> BatchSummary:
+    return BatchSummary.model_validate(data)
 
 
 def parse_escalations(data: Any) -> EscalationsView:

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from empathy_judge_client import _core, export
+from empathy_judge_client.batch_summary import BatchSummary
 from empathy_judge_client.errors import ServerUnreachable, WaitTimeout
 from empathy_judge_client.escalations import EscalationsView
-from empathy_judge_client.wire import BatchView, CalibrationView, ReliabilityHistory
+from empathy_judge_client.wire import BatchPage, BatchView, CalibrationView, ReliabilityHistory
 
 if TYPE_CHECKING:
     import pandas
@@ -115,6 +116,28 @@ class AsyncJudgeClient:
     async def batch(self, batch_id: str) -> AsyncBatchHandle:
         data = await self.request(_core.batch_status_call(batch_id))
         return AsyncBatchHandle(self, _core.parse_batch(data))
+
+    async def list_batches(
+        self,
+        *,
+        rubric: str | None = None,
+        panel: str | None = None,
+        status: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> BatchPage:
+        """The caller's batches, newest first, one page (``next_offset`` for the next)."""
+        filters = {"rubric": rubric, "panel": panel, "status": status}
+        call = _core.list_batches_call(filters | {"offset": offset, "limit": limit})
+        return _core.parse_batch_page(await self.request(call))
+
+    async def summary(self, batch_id: str) -> BatchSummary:
+        """Per dimension: score distribution, flag shares and top reasons."""
+        return _core.parse_summary(await self.request(_core.batch_summary_call(batch_id)))
+
+    async def cancel(self, batch_id: str) -> BatchView:
+        """Cancel the batch's queued items (running ones finish)."""
+        return _core.parse_batch(await self.request(_core.batch_cancel_call(batch_id)))
 
     async def calibrate(
         self,

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from empathy_judge_client import _core, export
+from empathy_judge_client.batch_summary import BatchSummary
 from empathy_judge_client.errors import ServerUnreachable, WaitTimeout
 from empathy_judge_client.escalations import EscalationsView
-from empathy_judge_client.wire import BatchView, CalibrationView, ReliabilityHistory
+from empathy_judge_client.wire import BatchPage, BatchView, CalibrationView, ReliabilityHistory
 
 if TYPE_CHECKING:
     import pandas
@@ -133,6 +134,28 @@ class JudgeClient:
     def batch(self, batch_id: str) -> BatchHandle:
         """A handle on an existing batch."""
         return BatchHandle(self, _core.parse_batch(self.request(_core.batch_status_call(batch_id))))
+
+    def list_batches(
+        self,
+        *,
+        rubric: str | None = None,
+        panel: str | None = None,
+        status: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> BatchPage:
+        """The caller's batches, newest first, one page (``next_offset`` for the next)."""
+        filters = {"rubric": rubric, "panel": panel, "status": status}
+        call = _core.list_batches_call(filters | {"offset": offset, "limit": limit})
+        return _core.parse_batch_page(self.request(call))
+
+    def summary(self, batch_id: str) -> BatchSummary:
+        """Per dimension: score distribution, flag shares and top reasons."""
+        return _core.parse_summary(self.request(_core.batch_summary_call(batch_id)))
+
+    def cancel(self, batch_id: str) -> BatchView:
+        """Cancel the batch's queued items (running ones finish)."""
+        return _core.parse_batch(self.request(_core.batch_cancel_call(batch_id)))
 
     # --- calibration and reliability ------------------------------------------------------
     def calibrate(

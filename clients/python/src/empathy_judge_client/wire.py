@@ -83,7 +83,9 @@ class Rejection(BaseModel):
     message: str
 
 
-class BatchView(BaseModel):
+class BatchCounts(BaseModel):
+    """A batch and its progress: what its view and a listing of batches show alike."""
+
     id: str
     status: Literal["queued", "running", "completed"]
     rubric: RubricRef
@@ -94,19 +96,40 @@ class BatchView(BaseModel):
     completed: int
     failed: int
     rejected: int
+    created_at: str
+
+
+class BatchView(BatchCounts):
     rejections: list[Rejection] = Field(
         description="the first rejections (by line); the rest page by page at rejections_next"
     )
     rejections_next: str | None = Field(
         default=None, description="the next page of rejections; null when all are shown"
     )
-    created_at: str
     results: str
     cost_usd: float = Field(
         default=0.0,
         description="what the LLM calls of the finished items cost so far (USD; 0 for "
         "simulated or unpriced models)",
     )
+
+
+class BatchListing(BatchCounts):
+    """A batch in ``GET /v1/batches``: its progress, without its rejections."""
+
+    simulated: bool = Field(description="the panel includes an LLM simulator persona")
+
+
+class Page(BaseModel):
+    """Where a listing page starts and where the next one does (null on the last page)."""
+
+    offset: int
+    limit: int
+    next_offset: int | None = Field(default=None, description="null on the last page")
+
+
+class BatchPage(Page):
+    batches: list[BatchListing]
 
 
 class RejectionPage(BaseModel):
@@ -177,8 +200,15 @@ class CalibrationView(BaseModel):
     n_items: int
     created_at: str
     report_url: str
+    canary_id: str | None = Field(default=None, description="the canary that ran it, if any")
     progress: CalibrationProgress | None = None
     report: CalibrationReport | None = Field(default=None, description="once completed")
+
+
+class CalibrationPage(Page):
+    """``GET /v1/calibrations``: runs newest first, without their reports."""
+
+    calibrations: list[CalibrationView]
 
 
 class ProbeView(BaseModel):
@@ -197,6 +227,12 @@ class ProbeView(BaseModel):
     created_at: str
     progress: CalibrationProgress | None = None
     report: dict[str, Any] | None = Field(default=None, description="once completed")
+
+
+class ProbePage(Page):
+    """``GET /v1/probes``: probes newest first, without their reports."""
+
+    probes: list[ProbeView]
 
 
 class DimensionSummary(BaseModel):
