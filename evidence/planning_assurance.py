@@ -8,10 +8,12 @@ range (population kappa 0.50-0.75, "prior"); fixed truths are shown too (there t
 depends on where the truth lies relative to the target). Per scenario, ``--reps`` calibrations of
 ``--n`` items; on each:
 
-- the assurance plan (``judge.reliability.units_for_assurance``, assurance 0.8, target
-  ``--target``, 2,000 simulations): m items; a follow-up calibration of m items from the same
-  population is drawn and the gate's bound computed on it (one-sided 95% jackknife-t): does
-  it reach the target?
+- a calibration whose gate bound (one-sided 95%, robust: the lower of jackknife-t and
+  percentile) already reaches the target needs no plan ("cleared already");
+- otherwise the assurance plan (``judge.reliability.units_for_assurance``, assurance 0.8,
+  target ``--target``, 2,000 simulations): m items in all; the follow-up it asks for is the
+  calibration's own items plus ``m - n`` new ones from the same population, and the gate's
+  bound is computed on all of them (robust, 1,000 resamples): does it reach the target?
 - today's point projection (``judge.reliability.units_needed`` from the 95% percentile
   bootstrap CI's lower end): m' items, and the follow-up's percentile lower end (500
   resamples) against the target.
@@ -21,6 +23,7 @@ follow-ups that reached the target (among those with a plan), and the median and
 percentile of the items asked for.
 
     uv run --group dev python -m evidence.planning_assurance [--reps 300] [--n 50] [--target 0.58]
+        [--no-projection]
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from evidence._ordinal_model import OrdinalModel
+from evidence._ordinal_model import IntArray, OrdinalModel
 from judge.reliability import bootstrap_kappa_ci, units_needed
 from judge.reliability._assurance import units_for_assurance
 from judge.reliability._cluster_kappa import cluster_kappa
@@ -45,10 +48,19 @@ PRIOR = (0.4, 1.1)
 CAP = 5000
 
 
-def follow_up_new(model: OrdinalModel, rng: np.random.Generator, m: int) -> float:
-    judge, expert, _ = model.draw(rng, np.ones(m, dtype=np.int64))
+def follow_up_new(
+    model: OrdinalModel,
+    rng: np.random.Generator,
+    m: int,
+    pilot: tuple[IntArray, IntArray],
+    seed: int,
+) -> float:
+    """The gate's one-sided 95% bound (robust: the lower of jackknife-t and percentile) on
+    the follow-up the plan asks for: the pilot's items plus ``m - n`` new ones."""
+    judge, expert, _ = model.draw(rng, np.ones(max(m - len(pilot[0]), 0), dtype=np.int64))
+    judge, expert = np.r_[pilot[0], judge], np.r_[pilot[1], expert]
     engine = cluster_kappa(judge.tolist(), expert.tolist(), model.levels, "quadratic")
-    return engine_interval(engine, method="jackknife_t", n_resamples=200).lower
+    return engine_interval(engine, method="robust", n_resamples=1000, seed=seed).lower
 
 
 def follow_up_today(model: OrdinalModel, rng: np.random.Generator, m: int, seed: int) -> float:
@@ -76,6 +88,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--scenarios", type=int, nargs="*", help="indices into SCENARIOS (default: all)"
     )
+    parser.add_argument(
+        "--no-projection", action="store_true", help="only the assurance plan (faster)"
+    )
+    parser.add_argument(
+        "--no-widening",
+        action="store_true",
+        help="plan for the linearised t bound (widen 1.0), not the gate's robust bound",
+    )
     args = parser.parse_args(argv)
     print(
         f"calibrations of {args.n} items, target {args.target}, assurance {args.assurance}, "
@@ -92,6 +112,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         name_a = f"assurance {args.assurance}"
         plans: dict[str, list[tuple[int, bool]]] = {name_a: [], "point projection": []}
         none = dict.fromkeys(plans, 0)
+        cleared = 0
         for rep in range(args.reps):
             model = (
                 fixed
@@ -105,14 +126,25 @@ def main(argv: Sequence[str] | None = None) -> None:
             )
             judge, expert, _ = model.draw(rng, np.ones(args.n, dtype=np.int64))
             engine = cluster_kappa(judge.tolist(), expert.tolist(), model.levels, "quadratic")
+            if engine_interval(engine, n_resamples=1000, seed=rep).lower >= args.target:
+                cleared += 1  # the gate's bound already reaches the target: no plan needed
+                continue
             plan = units_for_assurance(
-                engine, args.target, assurance=args.assurance, max_units=CAP, seed=rep
+                engine,
+                args.target,
+                assurance=args.assurance,
+                max_units=CAP,
+                seed=rep,
+                widen=1.0 if args.no_widening else None,
             )
             if plan.units is None:
                 none[name_a] += 1
             else:
-                m = max(plan.units, 2)
-                plans[name_a].append((m, follow_up_new(model, rng, m) >= args.target))
+                m = max(plan.units, args.n)
+                reached = follow_up_new(model, rng, m, (judge, expert), rep) >= args.target
+                plans[name_a].append((m, reached))
+            if args.no_projection:
+                continue
             low, _ = bootstrap_kappa_ci(
                 judge.tolist(),
                 expert.tolist(),
@@ -128,6 +160,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 ok = follow_up_today(model, rng, max(need, 2), rep) >= args.target
                 plans["point projection"].append((need, ok))
         for name, rows in plans.items():
+            if args.no_projection and name == "point projection":
+                continue
             sizes = np.array([m for m, _ in rows]) if rows else np.array([0])
             reached = np.mean([ok for _, ok in rows]) if rows else math.nan
             print(
@@ -135,7 +169,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"reached {reached:5.3f} (of {len(rows)})  items: median "
                 f"{np.median(sizes):.0f}, 90th percentile {np.quantile(sizes, 0.9):.0f}"
             )
-        print(f"  ({time.perf_counter() - start:.0f} s)", flush=True)
+        print(
+            f"  cleared already {cleared / args.reps:.3f}; ({time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

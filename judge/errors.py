@@ -91,6 +91,10 @@ class BatchNotFound(ResourceNotFound):
     what = "batch"
 
 
+class SessionNotFound(ResourceNotFound):
+    what = "session"
+
+
 class CalibrationNotFound(ResourceNotFound):
     what = "calibration run"
 

@@ -387,8 +387,11 @@ def observe_llm_call(
     completion_tokens: int,
     cost_usd: float,
     cached: bool,
+    cached_prompt_tokens: int = 0,
 ) -> None:
-    """One logical LLM call (retries included). A cached reply counts only as a cache hit."""
+    """One logical LLM call (retries included). A cached reply counts only as a cache hit.
+    Prompt tokens the provider read from its prompt cache are also counted apart (kind
+    ``cached_prompt``, a part of ``prompt``)."""
     m = _m()
     if cached:
         m.llm_cache_hits.labels(model).inc()
@@ -397,6 +400,8 @@ def observe_llm_call(
     m.llm_duration.labels(model).observe(max(seconds, 0.0))
     if prompt_tokens > 0:
         m.llm_tokens.labels(model, "prompt").inc(prompt_tokens)
+    if cached_prompt_tokens > 0:
+        m.llm_tokens.labels(model, "cached_prompt").inc(cached_prompt_tokens)
     if completion_tokens > 0:
         m.llm_tokens.labels(model, "completion").inc(completion_tokens)
     if cost_usd > 0:
@@ -413,6 +418,7 @@ def observe_call_record(record: CallRecord) -> None:
         record.completion_tokens,
         record.cost_usd,
         record.cached,
+        record.cached_prompt_tokens,
     )
 
 

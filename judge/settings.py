@@ -281,10 +281,16 @@ class PanelSpec(BaseModel):
 
 
 class PriceSpec(BaseModel):
+    """USD per million tokens. Prompt tokens the provider read from its prompt cache cost
+    ``cached_input_per_mtok`` and those it wrote ``cache_write_per_mtok`` (both default to
+    the input price: no discount is assumed that was not configured)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     input_per_mtok: float = Field(ge=0)
     output_per_mtok: float = Field(ge=0)
+    cached_input_per_mtok: float | None = Field(default=None, ge=0)
+    cache_write_per_mtok: float | None = Field(default=None, ge=0)
 
 
 class LLMSettings(BaseModel):
@@ -333,6 +339,21 @@ class WorkerSettings(BaseModel):
     metrics_host: str = Field(default="127.0.0.1", description="bind address of worker /metrics")
     max_attempts: int = Field(
         default=5, ge=1, le=100, description="claims of one job before it fails for good"
+    )
+
+
+class EconomySettings(BaseModel):
+    """Economy batches (``mode: economy``): calls through the providers' batch APIs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    poll_interval_s: float = Field(
+        default=30.0, gt=0, description="how often provider batches are created and polled"
+    )
+    stale_submit_s: float = Field(
+        default=300.0,
+        gt=0,
+        description="a provider batch claimed this long ago and never created is created again",
     )
 
 
@@ -515,6 +536,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     simulator: SimulatorSettings = Field(default_factory=SimulatorSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    economy: EconomySettings = Field(default_factory=EconomySettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     beat: BeatSettings = Field(default_factory=BeatSettings)
     limits: dict[str, ModelLimit] = Field(default_factory=dict)
@@ -527,6 +549,14 @@ class Settings(BaseSettings):
         default=15.0,
         ge=0,
         description="seconds the calibration/drift gauges read from the database are cached",
+    )
+    calibration_resamples: int | None = Field(
+        default=None,
+        ge=100,
+        le=20_000,
+        description="bootstrap resamples of each stored calibration report (default: the "
+        "report's own, 2,000); fewer take less CPU and widen each bound's Monte Carlo error, "
+        "which the report states (evidence/TRUST.md); for tests and quick looks",
     )
 
     @classmethod

@@ -1,8 +1,13 @@
-"""Shared fixtures. LiteLLM's offline switches are set before anything imports it."""
+"""Shared fixtures. Bytecode is kept and LiteLLM's offline switches are set before anything
+imports the service."""
 
 from __future__ import annotations
 
-from judge._offline import configure_offline_env
+from tests.fixtures.bytecode import keep_bytecode
+
+keep_bytecode()
+
+from judge._offline import configure_offline_env  # noqa: E402
 
 configure_offline_env()
 
@@ -18,6 +23,7 @@ pytest_plugins = [
     "tests.fixtures.label_studio",
     "tests.fixtures.private_postgres",
     "tests.fixtures.client_envs",
+    "tests.fixtures.slowest_first",
 ]
 
 REPO = Path(__file__).resolve().parent.parent

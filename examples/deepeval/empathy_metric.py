@@ -1,7 +1,7 @@
 """DeepEval test cases scored by empathy-judge (EPITOME): one metric per test case, its
 score the mean of the dimensions not flagged untrusted, its reason the flags and rationales.
 
-    pip install empathy-judge-client deepeval==4.3.1
+    pip install 'empathy-judge-client[deepeval]'
     JUDGE_URL=http://127.0.0.1:8000 python examples/deepeval/empathy_metric.py
 """
 

@@ -1,6 +1,6 @@
 """An Inspect AI task scored by empathy-judge: each sample's reply is judged with EPITOME.
 
-    pip install empathy-judge-client inspect-ai==0.3.285
+    pip install 'empathy-judge-client[inspect-ai]'
     JUDGE_URL=http://127.0.0.1:8000 inspect eval examples/inspect_ai/empathy_task.py \
         --model mockllm/model
 

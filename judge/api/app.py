@@ -101,11 +101,13 @@ def create_app(settings: Settings) -> Litestar:
             await waiter.start()
             closers.append(waiter.stop)
             sending: set[str] = set()  # embedded: a job is the runner's once it is queued
+            runner: JobThread | None = None
             if settings.redis_url:
                 from judge.runtime.notify import RedisNotifier
                 from judge.worker.dispatch import CeleryDispatcher
 
                 dispatcher: Any = OutboxDispatcher(CeleryDispatcher(settings), runtime.jobs)
+                closers.append(dispatcher.close)
                 sending = dispatcher.sending
                 notifier = RedisNotifier(settings.redis_url, waiter)
                 await notifier.start()
@@ -116,7 +118,7 @@ def create_app(settings: Settings) -> Litestar:
                 jobs = JobThread(settings, waiter)
                 closers.append(jobs.stop)
                 await jobs.start()
-                dispatcher, extras, mode = jobs, {}, "embedded"
+                dispatcher, extras, mode, runner = jobs, {}, "embedded", jobs
             drainer = OutboxDrainer(runtime.jobs, dispatcher, open_=sending)
             await drainer.start()
             closers.append(drainer.stop)
@@ -132,6 +134,7 @@ def create_app(settings: Settings) -> Litestar:
                 keys=keys,
                 quotas=Quotas(api, runtime),
                 extras=extras,
+                runner=runner,
             )
             yield
         finally:

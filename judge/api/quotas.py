@@ -73,6 +73,11 @@ class Quotas:
         """Room for ``items`` more: in the owner's quota of unfinished items, and in the
         global queue."""
         depth, mine = await self.runtime.jobs.queue_counts(owner)
+        self.admit(depth, mine, items)
+
+    def admit(self, depth: int, mine: int, items: int) -> None:
+        """:meth:`check_queue` on counts already read (``depth`` queued items in all, ``mine``
+        unfinished items of the owner), e.g. in the session that then stores the items."""
         cap = self.settings.max_queue_depth
         if depth + items > cap:
             raise too_many(

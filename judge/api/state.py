@@ -11,7 +11,7 @@ from litestar import Request
 from judge.api.quotas import Quotas
 from judge.api.waiting import UntilDisconnect
 from judge.runtime.composition import ServiceRuntime
-from judge.services.jobs import CompletionWaiter, Dispatcher
+from judge.services.jobs import ClaimedRunner, CompletionWaiter, Dispatcher
 from judge.services.keys import KeyCache
 from judge.services.submission import Intake
 
@@ -25,6 +25,8 @@ class ApiState:
     keys: KeyCache
     quotas: Quotas
     extras: dict[str, Any] = field(default_factory=dict)
+    #: embedded mode: the job thread's runner, which takes single scores already claimed
+    runner: ClaimedRunner | None = None
 
     def intake(self, request: Request[Any, Any, Any]) -> Intake:
         """This process's quotas, dispatcher and waiter, for the use cases that submit jobs
@@ -38,6 +40,7 @@ class ApiState:
             database=self.runtime.database,
             max_wait_s=api.max_wait_s,
             idempotency_ttl_s=api.idempotency_ttl_s,
+            runner=self.runner,
         )
 
 

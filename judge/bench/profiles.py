@@ -25,6 +25,9 @@ class Profile:
     rubric: str = "epitome"
     #: seconds between batch progress polls
     poll_s: float = 0.1
+    #: items scored twice for the cost per item with and without prompt caching (at most
+    #: ``items``)
+    cost_items: int = 200
 
     def with_overrides(self, **changes: Any) -> Profile:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})

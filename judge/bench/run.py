@@ -35,6 +35,7 @@ from judge.bench.procs import (
     service_env,
 )
 from judge.bench.profiles import MODES, PANEL_MODELS, Profile
+from judge.bench.prompt_cost import measure_prompt_cost
 from judge.bench.workload import synthetic_items, to_jsonl
 from judge.simulator import SimulatorOptions, SimulatorProcess
 
@@ -385,6 +386,9 @@ def run_benchmark(
         worker_peaks = [rss.peak_mb(f"worker-{n}") for n in range(1, profile.workers + 1)]
         if any(p is not None for p in worker_peaks):
             results["rss_mb"]["worker"] = max(p for p in worker_peaks if p is not None)
+    results["cost_prompt_cache"] = measure_prompt_cost(
+        items=min(profile.cost_items, profile.items), rubric=profile.rubric, progress=progress
+    )
     base_rate = results["baseline"]["items_per_s"]
     results["ratio"] = {
         mode: round(batch["items_per_s"] / base_rate, 3) for mode, batch in results["batch"].items()

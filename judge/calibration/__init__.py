@@ -13,8 +13,9 @@ from __future__ import annotations
 from judge.calibration._aggregation_comparison import (
     DEFAULT_FOLDS,
     DEFAULT_REPEATS,
-    DEFAULT_RESAMPLES,
+    REFIT_RESAMPLES,
     ComparisonStopped,
+    apply_holm,
     compare_aggregation,
 )
 from judge.calibration._agreement import (
@@ -26,11 +27,18 @@ from judge.calibration._agreement import (
     compute_agreement,
 )
 from judge.calibration._annotators import AnnotatorPair, annotator_agreement
+from judge.calibration._copied_experts import CopiedColumn, copied_expert_column
 from judge.calibration._disagreements import Disagreement, largest_disagreements
 from judge.calibration._drift import compare_reports
 from judge.calibration._guarantees import add_guarantees, dimension_guarantee
 from judge.calibration._html import heatmap_svg, render_report_html
-from judge.calibration._plan import calibration_plan, plan_dimension, predicted_level
+from judge.calibration._label_reliability import label_reliability
+from judge.calibration._plan import (
+    calibration_plan,
+    panel_engines,
+    plan_dimension,
+    predicted_level,
+)
 from judge.calibration._probe_report import (
     Variant,
     order_report,
@@ -46,13 +54,14 @@ from judge.calibration._report import (
 )
 from judge.calibration._scored import ScoredItem
 from judge.calibration._stability import call_cost, intra_judge_stability
+from judge.calibration._trajectory import TrajectoryPoint, trajectory_calibration
 
 __all__ = [
     "CSV_FIELDS",
     "DEFAULT_FOLDS",
     "DEFAULT_REPEATS",
-    "DEFAULT_RESAMPLES",
     "PANEL",
+    "REFIT_RESAMPLES",
     "RESAMPLE_SEED",
     "AgreementResult",
     "AgreementRow",
@@ -60,12 +69,15 @@ __all__ = [
     "AnnotatorPair",
     "Categories",
     "ComparisonStopped",
+    "CopiedColumn",
     "Disagreement",
     "ScoredItem",
+    "TrajectoryPoint",
     "Variant",
     "add_guarantees",
     "agreement",
     "annotator_agreement",
+    "apply_holm",
     "calibration_plan",
     "calibration_report",
     "call_cost",
@@ -73,16 +85,20 @@ __all__ = [
     "compare_reports",
     "compute_agreement",
     "consensus",
+    "copied_expert_column",
     "dimension_guarantee",
     "heatmap_svg",
     "intra_judge_stability",
+    "label_reliability",
     "labelled_with_consensus",
     "largest_disagreements",
     "metric_name",
     "order_report",
+    "panel_engines",
     "plan_dimension",
     "predicted_level",
     "render_report_html",
     "self_preference_report",
+    "trajectory_calibration",
     "verbosity_report",
 ]

@@ -5,11 +5,16 @@ confusion matrix per rater. Plain HTML and inline SVG: no scripts, no external a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from empathy_judge_client.label_reliability import LabelReliability
+from empathy_judge_client.report_model import Interval
+from judge.calibration._gate_rules import report_intro, rules_html, trust_test_html
 from judge.calibration._guarantees_html import guarantees_html
 from judge.domain.calibration_report import (
+    AggregationComparison,
     BalancedResamples,
     CalibrationReport,
     DimensionReport,
@@ -181,7 +186,7 @@ def _confusion(rater: str, matrix: ConfusionMatrix) -> str:
 
 
 def _details(dim_id: str, dim: DimensionReport) -> str:
-    parts = [f"<h3>{escape(dim_id)}</h3>"]
+    parts = [f"<h3>{escape(dim_id)}</h3>", trust_test_html(dim)]
     prevalence, baseline = dim.prevalence, dim.majority_baseline
     if prevalence and baseline:
         extra = ", ".join(
@@ -215,12 +220,67 @@ def _details(dim_id: str, dim: DimensionReport) -> str:
     if any(v is not None for v in bias.values()):
         text = ", ".join(f"{escape(e)} {v:+.3f}" for e, v in bias.items() if v is not None)
         parts.append(f"<p>Bias of the consensus against each expert: {text}.</p>")
+    if dim.aggregation is not None and dim.aggregation.p_value is not None:
+        parts.append(_aggregation(dim.aggregation))
     if dim.balanced:
         parts.append(_balanced(dim.balanced))
     if dim.given:
         parts.append(_given(dim.given))
     parts += [_confusion(r.rater, r.confusion) for r in dim.raters if r.confusion]
+    evidence = dim.flag_inputs
+    if evidence is not None and evidence.labels:
+        parts.append(_label_table(evidence.labels))
     return "".join(parts)
+
+
+def _aggregation(comparison: AggregationComparison) -> str:
+    """Weighted vs equal: the difference, its interval, p and Holm's decision."""
+    diff, holm = comparison.difference, comparison.holm
+    interval = diff.ci95 if diff else (None, None)
+    decision = (
+        f"Holm over {holm.dimensions} dimensions: threshold {_fmt(holm.threshold, 4)}, "
+        + ("rejected (weighting helps)" if holm.rejected else "not rejected")
+        + ("" if holm.reached else " (not reached)")
+        if holm
+        else ""
+    )
+    single = comparison.weighted_like_for_like
+    like_for_like = (
+        f" The weighted aggregate against single experts (what a weighted score's flag tests "
+        f"against the line): {_fmt(single.agreement, 3)}, one-sided "
+        f"{single.confidence:.0%} lower bound {_fmt(single.lower, 3)}."
+        if single
+        else ""
+    )
+    return (
+        f"<p>Weighted - equal aggregate (held out, weights refit in every resample, ties "
+        f"split): {_fmt(diff.estimate if diff else None, 3)} [{_fmt(interval[0], 3)}, "
+        f"{_fmt(interval[1], 3)}], one-sided p = {_fmt(comparison.p_value, 4)}; "
+        f"{escape(decision)}.{like_for_like}</p>"
+    )
+
+
+def _label_table(labels: Sequence[LabelReliability]) -> str:
+    """Per-label reliability of the panel (issue 31), under its confusion matrix."""
+
+    def rate(value: float | None, interval: Interval | None) -> str:
+        low, high = interval or (None, None)
+        return f"{_fmt(value, 3)} [{_fmt(low, 3)}, {_fmt(high, 3)}]"
+
+    rows = "".join(
+        f"<tr><th>{escape(x.label)}</th><td>{x.gold_n}</td><td>{x.pred_n}</td>"
+        f"<td>{x.units}</td><td>{rate(x.recall, x.recall_ci95)}</td>"
+        f"<td>{rate(x.precision, x.precision_ci95)}</td><td>{escape(x.level)}</td>"
+        f"<td>{escape(', '.join(x.reasons))}</td></tr>"
+        for x in labels
+    )
+    return (
+        "<table class='labels'><caption>panel: each label's recall and precision against "
+        "the experts (95% CI over sessions); a prediction of a caution or untrusted label "
+        "is flagged label_unreliable</caption><tr><th>label</th><th>experts gave</th>"
+        "<th>panel predicted</th><th>units</th><th>recall</th><th>precision</th>"
+        f"<th>level</th><th>reasons</th></tr>{rows}</table>"
+    )
 
 
 def _balanced(balanced: BalancedResamples) -> str:
@@ -261,8 +321,9 @@ def render_report_html(report: CalibrationReport) -> str:
     rubric = report.rubric
     title = f"Calibration {report.run_id}: {rubric.id} v{rubric.version}"
     simulated = (
-        "<p class='sim'>SIMULATED JUDGES: a simulator persona was on this panel; these numbers "
-        "describe the simulator, not a real model.</p>"
+        "<p class='sim'>SIMULATED JUDGES: the judges' replies came from the LLM simulator; "
+        "these numbers describe the simulator, not a real model, and this run never vouches "
+        "for real judges' scores (simulated_calibration).</p>"
         if report.simulated
         else ""
     )
@@ -280,14 +341,8 @@ def render_report_html(report: CalibrationReport) -> str:
         f"<p>Panel {escape(report.panel.name if report.panel else '')}: "
         f"{escape(', '.join(report.judges))}. {report.n_items} items, experts "
         f"{escape(', '.join(report.experts))}. Agreement with the experts' consensus "
-        f"(median for ordinal scales, quadratic weights over every level of the scale); the "
-        f"line κ = {report.threshold:.2f} is the median expert-expert weighted kappa of "
-        f"Kumar et al.; below the floor κ = {report.floor:.2f} a dimension is not reliably "
-        f"measurable. A dimension can be trusted only with at least "
-        f"{report.min_items} items, a CI lower bound at or above the floor and a "
-        f"coverage of at least {report.min_coverage}. CIs: percentile bootstrap, "
-        f"{report.resamples} resamples"
-        f"{' of ' + str(report.groups) + ' groups' if report.groups else ''}.</p>"
+        f"(median for ordinal scales, quadratic weights over every level of the scale).</p>"
+        f"{report_intro(report)}"
         f"{heatmap_svg(report)}<h2>Numbers</h2>{_table(report)}<h2>Per dimension</h2>"
-        f"{details}{guarantees_html(report)}</body></html>"
+        f"{details}{guarantees_html(report)}{rules_html()}</body></html>"
     )

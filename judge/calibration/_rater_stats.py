@@ -22,12 +22,15 @@ from judge.domain.rubric import Dimension
 from judge.reliability import (
     MIN_UNITS,
     KappaInterval,
+    MonteCarloInterval,
     bootstrap_ratio_ci,
     cohens_kappa,
     fleiss_kappa,
     gwet_ac1,
+    gwet_ac2,
     kappa_interval,
     krippendorff_alpha,
+    marginal_chance_recall_at_1,
     scale_grid,
     scale_kappa,
     weighted_kappa,
@@ -53,6 +56,11 @@ def finite(x: float | None) -> float | None:
 
 def ci(pair: tuple[float, float]) -> list[float | None]:
     return [finite(pair[0]), finite(pair[1])]
+
+
+def mc_interval(mc: MonteCarloInterval | None) -> tuple[float | None, float | None] | None:
+    """A bound's Monte Carlo interval as stored (None: none, a deterministic bound)."""
+    return None if mc is None else (finite(mc.low), finite(mc.high))
 
 
 def top1(value: Any) -> Any:
@@ -214,7 +222,8 @@ class Paired:
     pred: list[Any]
     gold: list[Any]
     groups: list[Hashable | None]
-    candidates: list[int]  # ranked scales: how many labels the item offered (for chance)
+    #: ranked scales: the labels the item offered, in its order (for the chance of Recall@1)
+    candidates: list[tuple[str, ...]]
 
     @property
     def answered(self) -> list[int]:
@@ -362,7 +371,7 @@ def rater_stats(
         extra |= _both("recall_at_1", r1, data, resamples)
         extra |= _both("mrr", rr, data, resamples)
         if participant_labels(dim):
-            chance = _chance_corrected(data, r1, resamples)
+            chance = _chance_corrected(dim, data, resamples)
             extra["chance_recall_at_1"] = chance[0]
             extra[CHANCE_R1], extra[f"{CHANCE_R1}_ci95"] = chance[1], chance[2]
     kappa_ci = ci(kci)
@@ -374,7 +383,9 @@ def rater_stats(
         resampling_units=resampling_units(data.groups),
         kappa=finite(kappa),
         kappa_ci95=(kappa_ci[0], kappa_ci[1]),
+        kappa_low_mc=mc_interval(interval.low_mc if interval else None),
         ac1=ac1(dim, pred, gold),
+        ac2=finite(gwet_ac2(pred, gold, levels(dim))) if kind == "ordinal" and pred else None,
         alpha=alpha(dim, [pred, gold]),
         mean_normalised=_mean_normalised(dim, pred),
         bias_vs_experts={e: mean_bias(dim, data.pred, col) for e, col in experts.items()},
@@ -386,18 +397,29 @@ def rater_stats(
 
 
 def _chance_corrected(
-    data: Paired, r1: list[float | None], resamples: int
+    dim: Dimension, data: Paired, resamples: int
 ) -> tuple[float | None, float | None, list[float | None]]:
-    """Recall@1 against the chance of a uniform pick among the item's k candidates (1/k per
-    item): (R@1 - chance) / (1 - chance), over answered items. Returns the mean chance, the
-    corrected Recall@1 and its interval."""
-    idx = [i for i, v in enumerate(r1) if v is not None]
-    chance = [1.0 / max(1, data.candidates[i]) for i in idx]
-    mean_chance = finite(sum(chance) / len(chance)) if chance else None
-    num = [(r1[i] or 0.0) - c for i, c in zip(idx, chance, strict=True)]
-    den = [1.0 - c for c in chance]
-    value, interval = _rate(num, den, [data.groups[i] for i in idx], resamples)
-    return mean_chance, value, interval
+    """Recall@1 corrected for the chance of the rater's own habit of first choices (its
+    first choices pooled over items, by position among the item's clients, the group label by
+    itself: :func:`judge.reliability.marginal_chance_recall_at_1`), over answered items: a
+    constant ranking ("always the first-listed client") scores 0. Returns the mean chance,
+    the corrected Recall@1 and its interval (none below ``MIN_RESAMPLING_UNITS`` units)."""
+    answered = data.answered
+    if not answered:
+        return None, None, [None, None]
+    group_label = getattr(dim.scale, "group_label", None)
+    found = marginal_chance_recall_at_1(
+        [top1(data.pred[i]) for i in answered],
+        [top1(data.gold[i]) for i in answered],
+        [data.candidates[i] for i in answered],
+        shared=[group_label] if group_label else [],
+        groups=[data.groups[i] for i in answered],
+        n_resamples=resamples,
+        seed=RESAMPLE_SEED,
+    )
+    enough = found.units >= MIN_RESAMPLING_UNITS
+    interval: list[float | None] = ci((found.low, found.high)) if enough else [None, None]
+    return finite(found.chance), finite(found.value), interval
 
 
 def _precision_recall(pred: list[Any], gold: list[Any]) -> tuple[float | None, float | None]:

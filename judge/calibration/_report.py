@@ -37,9 +37,13 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
-from judge.calibration._aggregation_comparison import compare_aggregation
+from empathy_judge_client.flag_evidence import WeightedEvidence
+from empathy_judge_client.trajectory_calibration import TrajectoryCalibration
+from judge.calibration._aggregation_comparison import apply_holm, compare_aggregation
 from judge.calibration._balanced import balanced_binary
+from judge.calibration._label_reliability import label_reliability, label_reliability_applies
 from judge.calibration._rater_stats import (
+    CHANCE_R1,
     Paired,
     agreement,
     alpha,
@@ -58,11 +62,13 @@ from judge.calibration._rater_stats import (
     top1,
 )
 from judge.calibration._rater_stats import ac1 as gwet
-from judge.calibration._scored import ScoredItem
+from judge.calibration._scored import ScoredItem, expert_column, experts_labelling
+from judge.calibration._trajectory import TrajectoryPoint, trajectory_calibration
 from judge.calibration._trust_gate import TrustGate, trust_gate
 from judge.calibration._units import unit_ids
 from judge.domain.aggregation_choice import choose_aggregation
 from judge.domain.calibration_report import (
+    AggregationComparison,
     AutoChoice,
     BalancedRates,
     BalancedResamples,
@@ -80,7 +86,7 @@ from judge.domain.calibration_report import (
 from judge.domain.flags import Calibration, reliability_flag
 from judge.domain.rater_report import RaterStats
 from judge.domain.rubric import Dimension, ReliabilityPolicy, Rubric
-from judge.reliability import KappaInterval
+from judge.reliability import DEFAULT_RESAMPLES, KappaInterval
 
 PANEL = "panel"
 CONSENSUS = "consensus"
@@ -129,16 +135,12 @@ def consensus(dim: Dimension, values: list[Any]) -> Any:
     return None
 
 
-def _column(items: Sequence[ScoredItem], expert: str, dim_id: str) -> list[Any]:
-    return [it.labels.get(expert, {}).get(dim_id) for it in items]
-
-
 def _expert_baseline(
     dim: Dimension, experts: list[str], items: Sequence[ScoredItem]
 ) -> ExpertBaseline | None:
     if len(experts) < 2:
         return None
-    columns = {e: _column(items, e, dim.id) for e in experts}
+    columns = {e: expert_column(items, e, dim.id) for e in experts}
     pairs: list[ExpertPair] = []
     for a, b in combinations(experts, 2):
         both = [
@@ -196,16 +198,16 @@ def repeated_items(items: Sequence[ScoredItem]) -> int:
     return repeats
 
 
-def _candidates(dim: Dimension, item: ScoredItem) -> int:
+def _candidates(dim: Dimension, item: ScoredItem) -> tuple[str, ...]:
     scale = dim.scale
-    return len(scale.label_ids(item.participants)) if scale.type == "ranked" else 0
+    return tuple(scale.label_ids(item.participants)) if scale.type == "ranked" else ()
 
 
 def labelled_with_consensus(
     dim: Dimension, items: Sequence[ScoredItem]
 ) -> tuple[list[str], list[ScoredItem], list[Any]]:
     """The experts who labelled ``dim``, the items with a consensus label, and that label."""
-    experts = sorted({e for it in items for e, labels in it.labels.items() if dim.id in labels})
+    experts = experts_labelling(items, dim.id)
     gold_all = [consensus(dim, [it.labels.get(e, {}).get(dim.id) for e in experts]) for it in items]
     keep = [i for i, g in enumerate(gold_all) if g is not None]
     return experts, [items[i] for i in keep], [gold_all[i] for i in keep]
@@ -228,7 +230,7 @@ def _evaluate(
     dim: Dimension, items: Sequence[ScoredItem], judges: list[str], resamples: int
 ) -> _Evaluation:
     experts, labelled, gold = labelled_with_consensus(dim, items)
-    expert_columns = {e: _column(labelled, e, dim.id) for e in experts}
+    expert_columns = {e: expert_column(labelled, e, dim.id) for e in experts}
 
     def paired(pred: list[Any]) -> Paired:
         return Paired(
@@ -326,10 +328,14 @@ def dimension_report(
     judges: list[str],
     run_id: str,
     *,
-    resamples: int = 500,
+    resamples: int = DEFAULT_RESAMPLES,
     policy: ReliabilityPolicy | None = None,
     simulated: bool = False,
+    comparison: AggregationComparison | None = None,
 ) -> DimensionReport:
+    """One dimension's report. ``comparison``: its weighted-vs-equal comparison already
+    decided across the rubric (:func:`aggregation_comparisons`); computed here, decided
+    alone, when not given."""
     policy = policy or rubric.reliability
     metric = metric_name(dim)
     items = with_units(items)
@@ -360,12 +366,14 @@ def dimension_report(
     baseline = report.expert_expert
     _, labelled, gold = labelled_with_consensus(dim, end_to_end)
     panel_pred = [it.aggregate.get(dim.id) for it in labelled]
-    comparison = compare_aggregation(dim, labelled, gold, judges, policy.tolerance)
+    if comparison is None:
+        comparison = compare_aggregation(dim, labelled, gold, judges, policy.tolerance)
+        apply_holm({dim.id: comparison})
     gate = trust_gate(
         dim,
         panel_pred,
         gold,
-        {e: _column(labelled, e, dim.id) for e in report.experts},
+        {e: expert_column(labelled, e, dim.id) for e in report.experts},
         [it.resampling_group for it in labelled],
         policy,
         resamples,
@@ -380,6 +388,7 @@ def dimension_report(
         expert_kappa=finite(expert_iv.estimate) if expert_iv else None,
         n=panel.n,
         ci95=panel.ci95,
+        ci95_low_mc=None if metric == CHANCE_R1 else panel.kappa_low_mc,
         coverage=panel.coverage,
         expert_n=baseline.n_items or 0 if baseline else 0,
         expert_units=baseline.n_units if baseline else None,
@@ -396,6 +405,7 @@ def dimension_report(
         metric=metric,
         judge_agreement={r.rater: r.agreement for r in report.raters if r.rater != PANEL},
         weighting_helps=comparison.weighting_helps,
+        weighted=weighted_evidence(comparison),
         units=resampling_units(
             [
                 it.resampling_group
@@ -404,6 +414,10 @@ def dimension_report(
             ]
         ),
     )
+    if label_reliability_applies(dim):
+        groups = [it.resampling_group for it in labelled]
+        labels = label_reliability(dim, panel_pred, gold, groups, policy, resamples)
+        calibration = calibration.model_copy(update={"labels": labels})
     auto = choose_aggregation("auto", calibration, judges, policy)
     comparison.auto = AutoChoice(method=auto.method, reason=auto.reason)
     report.aggregation = comparison
@@ -414,7 +428,10 @@ def dimension_report(
         valid_judges=len(judges),
         quorum=1,
         disagreement=False,
-        scores_simulated=simulated,
+        # the report's flag is what the run says about real judges' scores: a simulated
+        # run never vouches for those (simulated_calibration); flags of simulated scores
+        # later may still use it (judge.domain.flags)
+        scores_simulated=False,
     )
     report.expert_baseline_used = ExpertBaselineUsed(
         source=flag.expert_source,
@@ -428,6 +445,41 @@ def dimension_report(
     report.flag = flag
     report.flag_inputs = calibration.evidence()
     return report
+
+
+def weighted_evidence(comparison: AggregationComparison) -> WeightedEvidence | None:
+    """The weighted aggregate's own evidence for its flag: its cross-validated agreement
+    with the refit-inclusive interval, and its like-for-like agreement with that one's lower
+    bound (None without the refit test: ranked scales, too few units, a single judge)."""
+    if comparison.p_value is None or comparison.weighted is None:
+        return None
+    single = comparison.weighted_like_for_like
+    return WeightedEvidence(
+        agreement=comparison.weighted.agreement,
+        ci95=comparison.weighted.ci95,
+        n=comparison.n,
+        units=comparison.units,
+        resamples=comparison.resamples,
+        like_for_like=single.agreement if single else None,
+        like_for_like_lower=single.lower if single else None,
+    )
+
+
+def aggregation_comparisons(
+    rubric: Rubric, items: Sequence[ScoredItem], judges: list[str], policy: ReliabilityPolicy
+) -> dict[str, AggregationComparison]:
+    """Every measured dimension's weighted-vs-equal comparison, decided by Holm across
+    them (``items`` with their units set)."""
+    end_to_end = [it for it in items if not it.given]
+    out: dict[str, AggregationComparison] = {}
+    for dim in rubric.dimensions:
+        if metric_name(dim) is None:
+            continue
+        _, labelled, gold = labelled_with_consensus(dim, end_to_end)
+        if labelled:
+            out[dim.id] = compare_aggregation(dim, labelled, gold, judges, policy.tolerance)
+    apply_holm(out)
+    return out
 
 
 def _distinct_baseline(
@@ -453,12 +505,13 @@ def calibration_report(
     judges: list[str],
     run_id: str,
     *,
-    resamples: int = 500,
+    resamples: int = DEFAULT_RESAMPLES,
     policy: ReliabilityPolicy | None = None,
     simulated: bool = False,
 ) -> CalibrationReport:
     policy = policy or rubric.reliability
     items = with_units(items)
+    comparisons = aggregation_comparisons(rubric, items, judges, policy)
     dims = {
         d.id: dimension_report(
             rubric,
@@ -469,6 +522,7 @@ def calibration_report(
             resamples=resamples,
             policy=policy,
             simulated=simulated,
+            comparison=comparisons.get(d.id),
         )
         for d in rubric.dimensions
     }
@@ -489,7 +543,35 @@ def calibration_report(
         repeated_items=repeated_items(items),
         legend=LEGEND,
         dimensions=dims,
+        **_trajectories(rubric, items, resamples),
     )
+
+
+def _trajectories(
+    rubric: Rubric, items: Sequence[ScoredItem], resamples: int
+) -> dict[str, dict[str, TrajectoryCalibration]]:
+    """The trajectory figures of each nominal dimension, when the items are checkpoints of
+    sessions (absent otherwise: the report keeps its keys)."""
+    placed = [it for it in items if it.position is not None and not it.given]
+    out = {}
+    for dim in rubric.dimensions:
+        if dim.scale.type != "nominal":
+            continue
+        _, labelled, gold = labelled_with_consensus(dim, placed)
+        points = [
+            TrajectoryPoint(
+                session=str(it.group),
+                row=it.position[0],
+                length=it.position[1],
+                gold=None if g is None else str(g),
+                pred=None if it.aggregate.get(dim.id) is None else str(it.aggregate[dim.id]),
+            )
+            for it, g in zip(labelled, gold, strict=True)
+            if it.position is not None
+        ]
+        if points:
+            out[dim.id] = trajectory_calibration(dim.id, points, resamples=resamples)
+    return {"trajectories": out} if out else {}
 
 
 __all__ = [

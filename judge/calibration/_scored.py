@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +25,21 @@ class ScoredItem:
     content: str | None = None
     #: the independent unit (:mod:`judge.calibration._units`), set by the report
     unit: str | None = None
+    #: a session's checkpoint: (its 1-based row, the session's rows), for the trajectory
+    #: figures (issue 31); None for other items
+    position: tuple[int, int] | None = None
 
     @property
     def resampling_group(self) -> str | None:
         """What an interval resamples this item with: its unit, else its group."""
         return self.unit if self.unit is not None else self.group
+
+
+def experts_labelling(items: Sequence[ScoredItem], dim_id: str) -> list[str]:
+    """The experts who labelled ``dim_id`` on any of ``items``, sorted."""
+    return sorted({e for it in items for e, labels in it.labels.items() if dim_id in labels})
+
+
+def expert_column(items: Sequence[ScoredItem], expert: str, dim_id: str) -> list[Any]:
+    """``expert``'s label of ``dim_id`` on each item (None: not labelled)."""
+    return [it.labels.get(expert, {}).get(dim_id) for it in items]

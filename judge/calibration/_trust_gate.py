@@ -11,6 +11,11 @@
   Carlo error), on at least five independent units, and every consensus level present holds
   ``MIN_UNITS_PER_LEVEL`` units. A consensus midway between two levels (an even number of
   experts) is no level of the scale: it counts towards neither neighbour.
+- *Prevalence paradox*: when the most frequent whole consensus level holds more than 80% of
+  the items, two or more distinct experts labelled and the like-for-like kappa's lower bound
+  is above 0, the line test is AC2's instead: the panel's mean AC2 against single experts
+  minus the experts' mean pairwise AC2 must have a one-sided 99% lower bound at or above 0
+  (:mod:`judge.reliability._prevalence_trust`).
 
 Scales without a pooled kappa (a ranked scale of the session's participants) have neither
 test; their flag keeps the gate of :mod:`judge.domain.flags`.
@@ -37,12 +42,18 @@ from judge.reliability import (
     ExpertBaseline,
     KappaInterval,
     Weights,
+    ac2_reasons,
+    ac2_versus_experts,
     check_levels,
     distinct_annotators,
+    dominant_level,
     expert_baseline,
     like_for_like_trust,
     worst_case_answers,
 )
+
+#: the kappa line test's reasons, replaced by the AC2 test's under the prevalence paradox
+LINE_REASONS = ("lower_bound_below_line", "lower_bound_within_monte_carlo_error_of_line")
 
 
 @dataclass(frozen=True)
@@ -124,18 +135,15 @@ def trust_gate(
         return TrustGate(distinct, not_distinct, None, None)
     weights: Weights = "quadratic" if scale.weighted else None
     columns = {e: scale.values(experts[e]) for e in distinct}
-    baseline = (
-        expert_baseline(
-            columns,
-            levels=scale.levels,
-            weights=weights,
-            groups=groups,
-            n_resamples=resamples,
-            seed=RESAMPLE_SEED,
-        )
-        if len(distinct) >= 2
-        else None
-    )
+    # what every interval of this dimension shares: the scale, the units, the resamples
+    shared: dict[str, Any] = {
+        "levels": scale.levels,
+        "weights": weights,
+        "groups": groups,
+        "n_resamples": resamples,
+        "seed": RESAMPLE_SEED,
+    }
+    baseline = expert_baseline(columns, **shared) if len(distinct) >= 2 else None
     pred, consensus = scale.values(panel), scale.values(gold)
     answers = worst_case_answers(pred, consensus, scale.levels)
     try:
@@ -143,22 +151,33 @@ def trust_gate(
             answers,
             columns,
             line=policy.line,
-            levels=scale.levels,
-            weights=weights,
-            groups=groups,
-            n_resamples=resamples,
-            seed=RESAMPLE_SEED,
             min_units_per_level=0,  # checked below, on whole levels
+            **shared,
         )
     except ValueError:  # one label among the panel and every expert: kappa is undefined
         return TrustGate(distinct, not_distinct, baseline, None)
     scale_levels = scale.levels if scale.levels is not None else label_set(dim) or []
-    level_check = check_levels(_whole_levels(gold, scale), groups, scale_levels)
+    whole = _whole_levels(gold, scale)
+    level_check = check_levels(whole, groups, scale_levels)
     reasons = list(decision.reasons)
     if not level_check.passes:
         reasons.append("levels_below_minimum_units")
     iv = decision.interval
     mc = iv.lower_mc
+    prevalence = dominant_level(whole, groups)
+    ac2: KappaInterval | None = None
+    if (
+        prevalence is not None
+        and prevalence.paradox
+        and len(distinct) >= 2
+        and iv.refused is None
+        and iv.lower > 0  # kappa shows agreement beyond chance (no constant judge)
+    ):
+        ac2 = ac2_versus_experts(answers, columns, **shared)
+        reasons = [r for r in reasons if r not in LINE_REASONS] + ac2_reasons(ac2)
+        if ac2.refused is not None:
+            reasons.append("too_few_units")
+    ac2_mc = ac2.lower_mc if ac2 is not None else None
     like = LikeForLike(
         statistic=decision.statistic + ", abstentions counted as the worst answer",
         estimate=finite(iv.estimate),
@@ -177,5 +196,11 @@ def trust_gate(
         min_units_per_level=MIN_UNITS_PER_LEVEL,
         reasons=list(dict.fromkeys(reasons)),
         trusted=not reasons,
+        coefficient="ac2" if ac2 is not None else "kappa",
+        dominant_share=finite(prevalence.share) if prevalence is not None else None,
+        ac2_difference=finite(ac2.estimate) if ac2 is not None else None,
+        ac2_ci95=(finite(ac2.low), finite(ac2.high)) if ac2 is not None else None,
+        ac2_lower=finite(ac2.lower) if ac2 is not None else None,
+        ac2_lower_mc=(finite(ac2_mc.low), finite(ac2_mc.high)) if ac2_mc is not None else None,
     )
     return TrustGate(distinct, not_distinct, baseline, like)

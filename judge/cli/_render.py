@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from judge.cli._guarantee_render import print_guarantee_notes, score_cell_lines
-from judge.domain.result import DimensionResult, ScoreResult
+from judge.domain.result import DimensionResult, ScoreResult, Usage
 
 _LEVEL_STYLE = {"trusted": "green", "caution": "yellow", "untrusted": "red"}
 
@@ -119,10 +119,18 @@ def print_result(console: Console, result: ScoreResult, label: str) -> None:
     console.print(escape(summary_line(result.summary)))
     if result.input_flags:
         console.print(f"[yellow]input flags: {', '.join(result.input_flags)}[/yellow]")
-    u = result.usage
-    console.print(
-        f"usage: {u.llm_calls} LLM calls, {u.prompt_tokens} prompt + {u.completion_tokens} "
-        f"completion tokens, ${u.cost_usd:.6f}, {result.timings_ms['total']:.0f} ms\n"
+    console.print(f"usage: {usage_text(result.usage)}, {result.timings_ms['total']:.0f} ms\n")
+
+
+def usage_text(u: Usage) -> str:
+    """LLM calls, tokens (the provider's prompt-cache reads and writes when there were any)
+    and cost."""
+    cache = [f"{u.cached_prompt_tokens} cached"] if u.cached_prompt_tokens else []
+    cache += [f"{u.cache_write_tokens} cache-written"] if u.cache_write_tokens else []
+    cached = f" ({', '.join(cache)})" if cache else ""
+    return (
+        f"{u.llm_calls} LLM calls, {u.prompt_tokens} prompt{cached} + {u.completion_tokens} "
+        f"completion tokens, ${u.cost_usd:.6f}"
     )
 
 

@@ -8,17 +8,18 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from empathy_judge_client.export import write_csv
+from empathy_judge_client.export import write_csv, write_parquet
 from judge.cli._guarantee_render import escalations_table, results_table
 from judge.cli._output import FORMAT_OPTION, console, print_json
 from judge.cli._remote import KEY, URL, remote
+from judge.cli._render import usage_text
 from judge.client import BatchHandle
-from judge.domain.batch_summary import BatchSummary
+from judge.domain.batch_summary import BatchSummary, DimensionDigest
 from judge.domain.wire import BatchPage, BatchView
 
 
@@ -64,6 +65,19 @@ class _Pace:
         return {"rate": shown, "eta": eta, "cost": f"${view.cost_usd:.4f}"}
 
 
+def economy_lines(view: BatchView) -> list[str]:
+    """An economy batch's provider side, one line each (at most 80 columns): the stage and
+    held items, then each provider batch's state and counts."""
+    if view.economy is None:
+        return []
+    found = view.economy
+    lines = [f"economy: {found.stage}, {found.held} item(s) waiting for the provider"]
+    for part in found.provider_batches:
+        counts = f"{part.completed}/{part.requests} answered, {part.failed} failed"
+        lines.append(f"  {part.model[:36]:36} {part.status[:11]:11} {counts}"[:80])
+    return lines
+
+
 def _follow(handle: BatchHandle) -> BatchView:
     """Wait for the batch with a bar: done/total, items per second, time left, the cost so
     far (the finished items' LLM calls) and failures; at most 80 columns with 5-digit
@@ -80,8 +94,14 @@ def _follow(handle: BatchHandle) -> BatchView:
     pace = _Pace(handle.view)
     with Progress(*columns, transient=False) as progress:
         task = progress.add_task("", total=handle.view.total, failed=0, **pace.fields(handle.view))
+        shown: list[str] = []
 
         def show(view: BatchView) -> None:
+            lines = economy_lines(view)
+            if lines and lines != shown:  # the provider side changed: a line per change
+                shown[:] = lines
+                for line in lines:
+                    progress.console.print(line, highlight=False, markup=False)
             progress.update(
                 task,
                 completed=view.completed + view.failed,
@@ -101,6 +121,13 @@ def batch() -> None:
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--rubric", required=True)
 @click.option("--panel", default=None)
+@click.option(
+    "--mode",
+    type=click.Choice(["interactive", "economy"]),
+    default="interactive",
+    show_default=True,
+    help="economy: through the providers' batch APIs, about half the price, results later",
+)
 @URL
 @KEY
 @click.option("--wait", is_flag=True, help="show a progress bar until the batch is done")
@@ -118,6 +145,7 @@ def submit(
     file: Path,
     rubric: str,
     panel: str | None,
+    mode: Literal["interactive", "economy"],
     url: str,
     key: str | None,
     wait: bool,
@@ -127,7 +155,7 @@ def submit(
     """Upload FILE (JSON Lines, one item per line) as a batch."""
     with remote(url, key) as client:
         client.poll_interval = interval
-        handle = client.submit_jsonl(file, rubric, panel)
+        handle = client.submit_jsonl(file, rubric, panel, mode=mode)
         view = handle.view
         click.echo(
             f"batch {view.id}: {view.total} items queued, {view.rejected} rejected", err=True
@@ -164,6 +192,8 @@ def status(batch_id: str, url: str, key: str | None, fmt: str) -> None:
         f"{view.completed}/{view.total} completed, {view.failed} failed, "
         f"{view.running} running, {view.queued} queued, {view.rejected} rejected"
     )
+    for line in economy_lines(view):
+        click.echo(line)
 
 
 @batch.command("wait")
@@ -200,26 +230,38 @@ def wait(batch_id: str, url: str, key: str | None, interval: float) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["jsonl", "csv", "table"]),
+    type=click.Choice(["jsonl", "csv", "parquet", "table"]),
     default="jsonl",
     show_default=True,
-    help="JSON Lines; CSV, one row per item and dimension; or a table of scores, intervals "
-    "and guarantees",
+    help="JSON Lines; CSV or Parquet (needs -o and pyarrow), one row per item and dimension; "
+    "or a table of scores, intervals and guarantees",
 )
 def results(batch_id: str, url: str, key: str | None, output: Path | None, fmt: str) -> None:
-    """Download a batch's results as JSON Lines (one line per item, in submission order) or
-    CSV (one row per item and dimension: score, flag, reasons, interval; the columns of
-    ``empathy_judge_client.export.COLUMNS``)."""
+    """Download a batch's results as JSON Lines (one line per item, in submission order), or
+    CSV or Parquet (one row per item and dimension: score, flag, reasons, interval; the columns
+    of ``empathy_judge_client.export.COLUMNS``, Parquet's typed with a nominal answer in
+    ``score_label``)."""
+    if fmt == "parquet" and output is None:
+        raise click.UsageError("--format parquet writes a file: give it with -o/--output")
     with remote(url, key) as client:
         if fmt == "table":
             console().print(results_table(client.batch(batch_id).results()))
             return
         if fmt == "csv":
             n = _download_csv(client.batch(batch_id), output)
+        elif fmt == "parquet":
+            assert output is not None  # refused above
+            try:
+                n = write_parquet(client.batch(batch_id).results(), output)
+            except ImportError as exc:
+                raise click.ClickException(
+                    "--format parquet needs pyarrow: pip install 'empathy-judge[parquet]'"
+                ) from exc
         else:
             n = _download(client.batch(batch_id), output)
     if output:
-        click.echo(f"wrote {n} {'rows' if fmt == 'csv' else 'results'} to {output}", err=True)
+        noun = "results" if fmt == "jsonl" else "rows"
+        click.echo(f"wrote {n} {noun} to {output}", err=True)
 
 
 @batch.command("escalations")
@@ -262,20 +304,41 @@ def listing_lines(page: BatchPage, width: int = 80) -> list[str]:
     return lines
 
 
+def centre_text(dim: DimensionDigest) -> str:
+    """Mean and median (ordinal) or the modal label(s), of the ``scored`` items."""
+    if dim.mean is not None and dim.median is not None:
+        centre = f"mean {dim.mean:g}  median {dim.median:g}"
+    elif dim.modal:
+        centre = ("modal first " if dim.scale == "ranked" else "modal ") + ", ".join(dim.modal)
+    else:
+        centre = "none"
+    return f"{centre}  (scored {dim.scored})"
+
+
 def summary_lines(summary: BatchSummary, width: int = 80) -> list[str]:
-    """Per dimension: distribution, flag shares and reasons, wrapped (never cut) at ``width``."""
+    """Per dimension: the centre, distribution, flag shares and reasons, wrapped (never cut)
+    at ``width``."""
     simulated = " SIMULATED judges" if summary.simulated else ""
     lines = [
         f"batch {summary.batch_id} [{summary.status}]{simulated}",
         f"rubric {summary.rubric.get('id')}, panel {summary.panel_name}: "
         f"{summary.completed}/{summary.total} completed, {summary.failed} failed",
     ]
+    lines += textwrap.wrap(
+        f"usage: {usage_text(summary.usage)}", width, subsequent_indent="  ", break_on_hyphens=False
+    )
     for dim_id, dim in summary.dimensions.items():
         scores = "  ".join(f"{score}:{n}" for score, n in dim.scores.items())
         shares = "  ".join(f"{k} {v:.0%}" for k, v in dim.shares.items())
         reasons = ", ".join(f"{r.reason} {r.count}" for r in dim.top_reasons) or "none"
         lines.append(f"{dim_id} (n={dim.n})")
-        for label, text in (("scores", scores), ("flags", shares), ("reasons", reasons)):
+        rows = (
+            ("centre", centre_text(dim)),
+            ("scores", scores),
+            ("flags", shares),
+            ("reasons", reasons),
+        )
+        for label, text in rows:
             lines += textwrap.wrap(
                 text,
                 width,

@@ -158,6 +158,7 @@ def print_report(report: CalibrationReport) -> None:
         "abstention counted as a miss. Experts κ: the mean over pairs of distinct experts "
         "(calibration, or the rubric's prior when too few experts or items)."
     )
+    _print_trust_tests(report)
     for dim_id, dim in report.dimensions.items():
         given = dim.given
         if given:
@@ -174,6 +175,28 @@ def print_report(report: CalibrationReport) -> None:
             )
     print_guarantees(out, report)
     _print_stability(report)
+
+
+def _print_trust_tests(report: CalibrationReport) -> None:
+    """Per dimension, the bound that decides ``trusted`` and its Monte Carlo error."""
+    lines = []
+    for dim_id, dim in report.dimensions.items():
+        like = dim.like_for_like
+        if like is None or like.lower is None:
+            continue
+        mc = like.lower_mc
+        error = (
+            f" ±{(mc[1] - mc[0]) / 2:.3f}" if mc and None not in mc else ""  # type: ignore[operator]
+        )
+        lines.append(
+            f"  {dim_id}: {like.coefficient} "
+            f"lower {like.lower:.3f}{error} vs line {like.line} ({like.units} units)"
+        )
+    if lines:
+        console().print(
+            f"Trust test (one-sided 95% lower bound of the panel vs single experts, "
+            f"{report.resamples:,} resamples; ± its Monte Carlo error):\n" + "\n".join(lines)
+        )
 
 
 def _agreement(dim: DimensionReport, judge: str) -> float | None:

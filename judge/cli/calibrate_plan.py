@@ -25,8 +25,12 @@ from judge.errors import JudgeError
 
 def _need(plan: dict[str, Any]) -> str:
     more = plan.get("additional_items")
-    if plan["status"] == "unreachable_at_estimate":
-        return "not at this estimate"
+    if plan["status"] == "unreachable_at_assurance":
+        return f"unreachable at {plan['assurance']:.0%}"
+    if plan["status"] == "coverage_below_minimum":
+        return "coverage first"
+    if more is None:
+        return "-"
     if plan["status"] == "cleared":
         return "0 (cleared)"
     total = plan.get("items_total")
@@ -38,8 +42,8 @@ def print_plan(data: dict[str, Any]) -> None:
     out.print(
         f"[bold]Calibration plan[/bold]{simulated_banner(data)}: {data['rubric']['id']} "
         f"v{data['rubric']['version']}, panel {data['panel']}, CI lower bound to reach "
-        f"{data['target_ci_lower']} (evidence gate: floor {data['floor']}, "
-        f"{data['min_items']} items)"
+        f"{data['target_ci_lower']} with probability {data['assurance']} (evidence gate: "
+        f"floor {data['floor']}, {data['min_items']} items, coverage {data['min_coverage']})"
     )
     table = wrapping_table(
         "dimension", "n (units)", "agreement [95% CI]", "status", "items", "gate needs"
@@ -93,6 +97,13 @@ def _read_pool(path: Path) -> list[Any]:
     default=None,
     help="the line the CI's lower bound must reach (default: the rubric's line)",
 )
+@click.option(
+    "--assurance",
+    type=click.FloatRange(0.5, 0.99),
+    default=0.8,
+    show_default=True,
+    help="the probability that the planned calibration reaches the target",
+)
 @click.option("--dimension", "dimensions", multiple=True, help="plan these only (repeatable)")
 @click.option(
     "--pool",
@@ -116,6 +127,7 @@ def plan(
     rubric_id: str,
     panel: str | None,
     target_ci_lower: float | None,
+    assurance: float,
     dimensions: tuple[str, ...],
     pool: Path | None,
     budget: int | None,
@@ -125,9 +137,9 @@ def plan(
     key: str | None,
     fmt: str,
 ) -> None:
-    """Project the labelled items each dimension needs for its CI lower bound to reach the
-    line; with --pool and --budget, propose items for the experts, stratified over the
-    panel's predicted levels."""
+    """The labelled items each dimension needs for its CI lower bound to reach the line with
+    probability --assurance (simulated); with --pool and --budget, propose items for the
+    experts, stratified over the panel's predicted levels."""
     if (pool is None) != (budget is None):
         fail("--pool and --budget go together")
         return
@@ -138,6 +150,7 @@ def plan(
                 "rubric": rubric_id,
                 "panel": panel,
                 "target_ci_lower": target_ci_lower,
+                "assurance": assurance,
                 "dimensions": list(dimensions),
                 "pool": lines,
                 "budget": budget,
@@ -152,6 +165,7 @@ def plan(
                         rubric_id=rubric_id,
                         panel_name=panel,
                         target=target_ci_lower,
+                        assurance=assurance,
                         dimensions=list(dimensions),
                         pool=lines,
                         budget=budget,

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from judge.calibration import DEFAULT_REPEATS, REFIT_RESAMPLES
 from judge.cli._output import FORMAT_OPTION, console, fail, print_json, wrapping_table
 from judge.cli._run_reads import (
     KEY_OPTION,
@@ -27,15 +28,17 @@ def print_comparison(data: dict[str, Any]) -> None:
     out.print(
         f"[bold]Equal vs reliability-weighted aggregation[/bold]{simulated_banner(data)}: "
         f"calibration {data['run_id']}, {data['rubric']['id']} v{data['rubric']['version']}, "
-        f"panel {data['panel']['name']}; {first.get('folds')}-fold cross-validation x "
-        f"{first.get('repeats')} repeats, weights {first.get('weight_method')}"
+        f"panel {data['panel']['name']}; {first.get('folds')}-fold cross-validation, "
+        f"{first.get('resamples')} resamples refitting the weights, weights "
+        f"{first.get('weight_method')}"
     )
     table = wrapping_table(
         "dimension",
         "n (units)",
         "equal",
         "weighted (held out)",
-        "weighted - equal [paired CI]",
+        "weighted - equal [CI]",
+        "p (Holm)",
         "weights (all items)",
         "auto uses",
     )
@@ -44,20 +47,31 @@ def print_comparison(data: dict[str, Any]) -> None:
         shown = ", ".join(f"{m.split('/')[-1]} {w:.2f}" for m, w in weights.items()) or "-"
         auto = dim.get("auto") or {}
         if not dim.get("evaluated"):
-            row = ["-", "-", f"not evaluated: {dim.get('why')}"]
+            row = ["-", "-", f"not evaluated: {dim.get('why')}", "-"]
         else:
+            holm = dim.get("holm")
             row = [
                 fmt_interval(dim["equal"]),
                 fmt_interval(dim["weighted"]),
                 fmt_interval(dim["difference"], "estimate")
                 + (" gain" if dim["weighting_helps"] else ""),
+                "-"
+                if dim.get("p_value") is None
+                else f"{dim['p_value']:.4f}"
+                + (
+                    f" ({'<=' if holm['rejected'] else 'vs'} {holm['threshold']:.4f})"
+                    if holm
+                    else ""
+                ),
             ]
         auto_text = f"{auto.get('method')} ({auto.get('reason')})" if auto else "-"
         table.add_row(dim_id, f"{dim['n']} ({dim['units']})", *row, shown, auto_text)
     out.print(table)
     out.print(
-        "Agreement is measured only on items the weights were not fit on. A gain counts only "
-        "when the paired CI of the difference lies above zero; `aggregation: auto` switches a "
+        "Agreement is measured only on items the weights were not fit on; the bootstrap refits "
+        "the weights in every resample, and a tied vote is split evenly. A gain counts only "
+        "when the one-sided p-value passes Holm's correction across the rubric's dimensions "
+        "(2.5% family-wise); ranked scales are not decided. `aggregation: auto` switches a "
         "dimension to weighted only then, and only once its calibration passes the evidence gate."
     )
 
@@ -65,9 +79,17 @@ def print_comparison(data: dict[str, Any]) -> None:
 @click.command("compare-aggregation")
 @click.argument("run_id")
 @click.option("--folds", type=click.IntRange(2, 10), default=2, show_default=True)
-@click.option("--repeats", type=click.IntRange(1, 200), default=10, show_default=True)
+@click.option(
+    "--repeats",
+    type=click.IntRange(1, 200),
+    default=DEFAULT_REPEATS,
+    show_default=True,
+    help="random splits per bootstrap resample (the estimate averages at least 10)",
+)
 @click.option("--seed", type=int, default=17, show_default=True)
-@click.option("--resamples", type=click.IntRange(100, 20_000), default=1000, show_default=True)
+@click.option(
+    "--resamples", type=click.IntRange(100, 20_000), default=REFIT_RESAMPLES, show_default=True
+)
 @URL_OPTION
 @KEY_OPTION
 @FORMAT_OPTION

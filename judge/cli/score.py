@@ -13,6 +13,7 @@ import click
 from judge.cli._output import console, fail, print_json
 from judge.cli._render import print_legend, print_result
 from judge.cli._runtime import adhoc_panel, service_runtime
+from judge.cli.score_session import score_session
 from judge.domain.item import Item
 from judge.domain.jsonl import parse_jsonl
 from judge.domain.result import ScoreResult
@@ -84,6 +85,12 @@ def _validated(
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
 )
+@click.option(
+    "--session",
+    "as_session",
+    is_flag=True,
+    help="SOURCE is a whole session: judge every checkpoint, print the timeline",
+)
 @click.argument("source", type=click.Path(allow_dash=True, dir_okay=False))
 def score(
     rubric_id: str,
@@ -91,6 +98,7 @@ def score(
     models: tuple[str, ...],
     per_dimension: bool,
     fmt: str,
+    as_session: bool,
     source: str,
 ) -> None:
     """Score the item(s) in SOURCE (a JSON file, JSON Lines, or - for stdin).
@@ -101,6 +109,9 @@ def score(
         fail("use either --panel or --model, not both")
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        if as_session:
+            _session(rubric_id, panel_name, models, fmt, text, source)
+            return
         lines, shape = read_lines(text, "stdin" if source == "-" else source)
         settings = load_settings()
         # Validate the input before importing LiteLLM and starting the simulator: a bad item
@@ -150,6 +161,20 @@ def score(
         sys.exit(ALL_ABSTAINED_EXIT)
     if rejected:
         sys.exit(BAD_INPUT_EXIT)
+
+
+def _session(
+    rubric_id: str,
+    panel_name: str | None,
+    models: tuple[str, ...],
+    fmt: str,
+    text: str,
+    source: str,
+) -> None:
+    settings = load_settings()
+    rubric = RubricRegistry.from_directory(settings.rubrics_dir).get(rubric_id)
+    name, spec = ("adhoc", adhoc_panel(models)) if models else panel_spec(settings, panel_name)
+    score_session(settings, rubric, text, source, name, spec, fmt)
 
 
 async def _score_all(

@@ -79,6 +79,13 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="base random seed")
 @click.option(
+    "--batch-delay-ms",
+    type=click.FloatRange(min=0),
+    default=2000.0,
+    show_default=True,
+    help="how long an OpenAI batch (/v1/batches) takes to complete",
+)
+@click.option(
     "--alias",
     "aliases",
     multiple=True,
@@ -103,6 +110,19 @@ def _pairs(values: tuple[str, ...], option: str) -> dict[str, str]:
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
     help="rubrics whose aliases map annotation columns (default: the bundled rubrics/)",
+)
+@click.option(
+    "--prompt-cache/--no-prompt-cache",
+    default=True,
+    show_default=True,
+    help="model each provider's prompt cache (cached tokens in usage)",
+)
+@click.option(
+    "--prompt-cache-ttl-s",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="seconds a cached prompt prefix lives (refreshed by a hit)",
 )
 @click.option("--access-log/--no-access-log", default=False, show_default=True)
 @click.option(
@@ -132,10 +152,13 @@ def simulate_llm(
     noise_rate: float,
     retry_after_ms: int,
     seed: int,
+    batch_delay_ms: float,
     aliases: tuple[str, ...],
     replays: tuple[str, ...],
     labels: tuple[Path, ...],
     rubrics_dir: Path | None,
+    prompt_cache: bool,
+    prompt_cache_ttl_s: float,
     access_log: bool,
     parent_pid: int | None,
     log_level: str,
@@ -168,10 +191,13 @@ def simulate_llm(
         noise_rate=noise_rate,
         retry_after_ms=retry_after_ms,
         seed=seed,
+        batch_delay_ms=batch_delay_ms,
         aliases=_pairs(aliases, "--alias"),
         replay={name: Path(path) for name, path in _pairs(replays, "--replay").items()},
         labels=labels,
         rubrics_dir=rubrics_dir,
+        prompt_cache=prompt_cache,
+        prompt_cache_ttl_s=prompt_cache_ttl_s,
     )
     try:
         state = build_state(options)

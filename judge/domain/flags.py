@@ -15,7 +15,10 @@ vouches only for simulated scores (``simulated_calibration``).
 
 from __future__ import annotations
 
+from typing import Any
+
 from empathy_judge_client.flag_evidence import FlagEvidence as FlagEvidence
+from empathy_judge_client.label_reliability import LABEL_UNRELIABLE
 from empathy_judge_client.result import ReliabilityFlag
 from judge.domain.rubric import Prior, ReliabilityPolicy
 
@@ -27,8 +30,18 @@ SELF_PREFERENCE_EXCLUDED = "self_preference_excluded"
 SELF_PREFERENCE_KEPT = "self_preference_kept"
 #: a run whose replies came from the LLM simulator, applied to scores that did not
 SIMULATED_CALIBRATION = "simulated_calibration"
+#: the panel's CI lower end clears the floor, but within its Monte Carlo error
+FLOOR_WITHIN_MC_ERROR = "lower_bound_within_monte_carlo_error_of_floor"
 #: a run stored before the like-for-like trust test (it cannot vouch)
 TRUST_TEST_MISSING = "like_for_like_not_evaluated"
+#: a reliability-weighted score whose applicable calibration did not measure the weighted
+#: aggregate (ranked scales, too few units, runs stored before issue 23's phase 4)
+WEIGHTED_NOT_CALIBRATED = "weighted_score_not_calibrated"
+#: the weighted aggregate's like-for-like lower bound (its mean kappa against single
+#: experts, one-sided 95%, refit-inclusive) is below the line
+WEIGHTED_BELOW_LINE = "weighted_lower_bound_below_line"
+#: a run stored before the weighted aggregate's like-for-like bound (it cannot vouch)
+WEIGHTED_TRUST_MISSING = "weighted_like_for_like_not_evaluated"
 #: the metric of a ranked scale of the session's participants (no pooled kappa, no trust test)
 CHANCE_RECALL_AT_1 = "chance_corrected_recall_at_1"
 
@@ -49,18 +62,23 @@ class Calibration(FlagEvidence):
         fields = {name: getattr(self, name) for name in FlagEvidence.model_fields}
         if fields["guarantee"] is None:  # runs before issue 27 (and free text) store none
             del fields["guarantee"]
+        if fields["labels"] is None:  # only nominal and ranked scales have per-label figures
+            del fields["labels"]
+        if fields["weighted"] is None:  # ranked scales and runs before issue 23's phase 4
+            del fields["weighted"]
         return FlagEvidence(**fields)
 
     def passes_evidence_gate(self, policy: ReliabilityPolicy) -> bool:
         """Enough evidence to vouch (docs/DESIGN.md section 2): independent units >=
-        ``min_items``, the CI's lower bound at or above the floor, coverage >=
-        ``min_coverage``."""
+        ``min_items``, the CI's lower bound at or above the floor (by more than its Monte
+        Carlo error), coverage >= ``min_coverage``."""
         low = self.ci95[0] if self.ci95 else None
         return (
             self.judge_kappa is not None
             and self.independent_units >= policy.min_items
             and low is not None
             and low >= policy.floor
+            and not _within(self.ci95_low_mc, policy.floor)
             and self.coverage is not None
             and self.coverage >= policy.min_coverage
         )
@@ -95,6 +113,12 @@ class Calibration(FlagEvidence):
         return f"{self.n_experts} experts on {self.expert_n} items ({units} independent units)"
 
 
+def _within(mc: tuple[float | None, float | None] | None, threshold: float) -> bool:
+    """The threshold lies inside a bound's Monte Carlo interval (another set of resamples
+    could put the bound on its other side)."""
+    return mc is not None and None not in mc and mc[0] <= threshold <= mc[1]  # type: ignore[operator]
+
+
 def _expert_agreement(
     policy: ReliabilityPolicy, prior: Prior | None, calibration: Calibration | None
 ) -> tuple[float | None, str | None]:
@@ -120,6 +144,8 @@ def _calibration_reasons(
     low = calibration.ci95[0] if calibration.ci95 else None
     if kappa is not None and kappa >= policy.floor and (low is None or low < policy.floor):
         caution.append("judge_kappa_uncertain")
+    elif low is not None and _within(calibration.ci95_low_mc, policy.floor):
+        caution.append(FLOOR_WITHIN_MC_ERROR)
     if calibration.coverage is None or calibration.coverage < policy.min_coverage:
         caution.append("low_coverage")
     if calibration.trust_reasons is not None:
@@ -193,3 +219,82 @@ def reliability_flag(
         expert_source=expert_source,
         simulated=calibration.simulated if calibration else False,
     )
+
+
+_ORDER = ("trusted", "caution", "untrusted")
+
+
+def weighted_view(calibration: Calibration, policy: ReliabilityPolicy) -> Calibration | None:
+    """The calibration as evidence about the reliability-weighted aggregate: its own
+    agreement, refit-inclusive interval, items and units in place of the equal aggregate's;
+    the like-for-like test (run on the equal aggregate) still applies, and the weighted
+    aggregate's own like-for-like bound (its mean kappa against single experts, one-sided
+    95%, refit-inclusive) must reach the line as well (``WEIGHTED_BELOW_LINE``; runs stored
+    without it: ``WEIGHTED_TRUST_MISSING``). Not the interval against the experts' consensus:
+    that reads higher than the line's expert pairs, and with it a weighted score just below
+    the line was trusted in 10.2% of 200-item calibrations (evidence/TRUST.md section 12).
+    None when the run did not measure the weighted aggregate."""
+    weighted = calibration.weighted
+    if weighted is None:
+        return None
+    lower = weighted.like_for_like_lower
+    trust = tuple(calibration.trust_reasons or ())
+    if weighted.like_for_like is None:
+        trust += (WEIGHTED_TRUST_MISSING,)
+    elif lower is None or lower < policy.line:
+        trust += (WEIGHTED_BELOW_LINE,)
+    return calibration.model_copy(
+        update={
+            "judge_kappa": weighted.agreement,
+            "ci95": weighted.ci95,
+            "ci95_low_mc": None,
+            "n": weighted.n,
+            "units": weighted.units,
+            "trust_reasons": trust if calibration.trust_reasons is not None or trust else None,
+        }
+    )
+
+
+def weighted_flag(
+    *,
+    policy: ReliabilityPolicy,
+    prior: Prior | None,
+    calibration: Calibration | None,
+    valid_judges: int,
+    quorum: int,
+    disagreement: bool,
+    extra_caution: tuple[str, ...] = (),
+    scores_simulated: bool = False,
+) -> ReliabilityFlag:
+    """The flag of a reliability-weighted score: :func:`reliability_flag` on the weighted
+    aggregate's own evidence (:func:`weighted_view`); without it, the equal aggregate's flag
+    at best caution, with ``weighted_score_not_calibrated``."""
+    view = weighted_view(calibration, policy) if calibration is not None else None
+    flag = reliability_flag(
+        policy=policy,
+        prior=prior,
+        calibration=view or calibration,
+        valid_judges=valid_judges,
+        quorum=quorum,
+        disagreement=disagreement,
+        extra_caution=extra_caution if view else (*extra_caution, WEIGHTED_NOT_CALIBRATED),
+        scores_simulated=scores_simulated,
+    )
+    return flag
+
+
+def with_label_reliability(
+    flag: ReliabilityFlag, calibration: Calibration | None, score: Any
+) -> ReliabilityFlag:
+    """``flag`` lowered to what the calibration measured for the predicted label (the first
+    choice on ranked scales), with ``label_unreliable``: a label the calibration never saw
+    the experts give is untrusted. Unchanged without per-label figures or a score."""
+    if calibration is None or calibration.labels is None or score is None or score == []:
+        return flag
+    label = str(score[0] if isinstance(score, list) else score)
+    found = next((x for x in calibration.labels if x.label == label), None)
+    level = "untrusted" if found is None or found.gold_n == 0 else found.level
+    if level == "trusted":
+        return flag
+    worst = max(flag.level, level, key=_ORDER.index)
+    return flag.model_copy(update={"level": worst, "reasons": [*flag.reasons, LABEL_UNRELIABLE]})

@@ -24,16 +24,29 @@ FLAG_REASONS: dict[str, str] = {
     "lower_bound_below_line": "Against single experts, the panel's lower bound is below the line.",
     "lower_bound_within_monte_carlo_error_of_line": "The like-for-like lower bound clears the "
     "line by less than its Monte Carlo error.",
+    "lower_bound_within_monte_carlo_error_of_floor": "The lower end of the panel's kappa "
+    "interval clears the floor by less than its Monte Carlo error.",
+    "expert_lower_bound_within_monte_carlo_error_of_floor": "The experts' own agreement clears "
+    "the floor by less than its Monte Carlo error.",
     "levels_below_minimum_units": "Some consensus level has fewer than 5 calibration units.",
     "too_few_units": "Too few independent units for the like-for-like test.",
     "like_for_like_not_evaluated": "The calibration was stored before the like-for-like test "
     "existed.",
     "simulated_calibration": "The calibration's replies came from the LLM simulator: it never "
     "vouches for real scores.",
+    "weighted_score_not_calibrated": "The score is reliability-weighted, and the calibration "
+    "did not measure the weighted aggregate's own agreement with the experts.",
+    "weighted_lower_bound_below_line": "The score is reliability-weighted, and the lower bound "
+    "of the weighted aggregate's agreement with single experts (weights refit in every "
+    "resample) is below the line.",
+    "weighted_like_for_like_not_evaluated": "The score is reliability-weighted, and the "
+    "calibration was stored before the weighted aggregate's like-for-like bound existed.",
     "input_contains_instructions": "The conversation contains text addressed to the judges.",
     "judge_unstable": "A judge's repeated samples disagree with each other.",
     "length_sensitive": "A verbosity probe found ratings rise with reply length.",
     "self_preference_excluded": "A judge of the judged model's family was left out.",
+    "label_unreliable": "The calibration measured the predicted label's recall or precision "
+    "too low, or saw the experts give it too rarely (or never), to trust this label.",
     "escalated": "The cascade's last stage was not confident enough: a person decides.",
 }
 
@@ -46,6 +59,8 @@ GUARANTEE_REASONS: dict[str, str] = {
     "policy_changed": "The calibration was computed for another guarantee policy.",
     "evidence_gate": "The flag's evidence gate fails (units, interval, coverage).",
     "no_score": "The panel gave no score (below quorum).",
+    "label_unreliable": "The calibration measured the predicted label's recall or precision "
+    "too low, or saw the experts give it too rarely (or never), to trust this label.",
     "escalated": "The cascade's last stage was not confident enough: a person decides.",
 }
 

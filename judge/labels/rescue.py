@@ -29,6 +29,11 @@ Checkpoint convention (row ``c`` is the checkpoint, row ``c+1`` the next row):
 - ``focus_emotion`` and ``focus_intensity`` (ER): at a client row, the ``internal_emotion`` entry
   of the row's own speaker (its ``emotion_description`` and ``intensity``) when present.
 
+Context windows (the benchmark's protocol, shared with ``POST /v1/sessions``): a checkpoint's
+item holds the checkpoint and the 3 rows before it, except for the relation pattern, judged
+on the whole prefix in an item of its own (id suffix ``#prefix``); while both windows hold the
+same rows (the first 4 rows) one item carries every label.
+
 Every item's ``group`` is its session (``sample_id``): checkpoints of one session are not
 independent, so calibration CIs resample sessions. A checkpoint labelled with both a support
 target and a strategy also gives a second item (id suffix ``#given-target``) whose judges are
@@ -51,10 +56,13 @@ from typing import Any
 
 from judge.domain.jsonl import read_jsonl_strict
 from judge.domain.rubric import NominalScale, RankedScale, Rubric
+from judge.domain.session import CONTEXT_ROWS, PREFIX, RECENT, window_of
 from judge.errors import JsonLinesInvalid, RescueFileError
 
 EXPERT = "rescue-bench"
 GIVEN_TARGET_SUFFIX = "#given-target"
+#: the id suffix of a checkpoint's whole-prefix item (the relation pattern's window)
+PREFIX_SUFFIX = "#prefix"
 THERAPIST_ID = "therapist"
 _THERAPIST_NAMES = frozenset({"therapist"})
 _GROUP_LABELS = {"couple": "Couple", "family": "Family"}
@@ -243,19 +251,27 @@ def session_items(session: dict[str, Any], rubric: Rubric, out: RescueItems) -> 
             continue
         out.labels.update(labels.keys())
         item_id = f"{sample_id}#{row.get('row_index', c + 1)}"
-        item = {
-            "id": item_id,
-            "participants": participants,
-            "turns": turns[: c + 1],
-            "focus": c,
-            "group": sample_id,
-            "metadata": {
-                "sample_id": sample_id,
-                "row_index": row.get("row_index", c + 1),
-                "scenario": scenario,
-            },
+        metadata = {
+            "sample_id": sample_id,
+            "row_index": row.get("row_index", c + 1),
+            "scenario": scenario,
+            "rows": len(rows),  # where the checkpoint falls in the session (issue 31)
         }
-        out.items.append({"id": item_id, "item": item, "labels": {EXPERT: labels}})
+        item: dict[str, Any] = {}
+        for window, start, told in _windows(c, labels):
+            item_window = {
+                "id": item_id + ("" if window == RECENT else PREFIX_SUFFIX),
+                "participants": participants,
+                "turns": turns[start : c + 1],
+                "focus": c - start,
+                "group": sample_id,
+                "metadata": metadata,
+            }
+            out.items.append(
+                {"id": item_window["id"], "item": item_window, "labels": {EXPERT: told}}
+            )
+            if window == RECENT:
+                item = item_window
         if "support_target" in labels and "support_strategy" in labels:
             # SSP as the benchmark asks it: the judge is told the gold target
             given_id = f"{item_id}{GIVEN_TARGET_SUFFIX}"
@@ -268,6 +284,19 @@ def session_items(session: dict[str, Any], rubric: Rubric, out: RescueItems) -> 
                     "labels": {EXPERT: {"support_strategy": labels["support_strategy"]}},
                 }
             )
+
+
+def _windows(c: int, labels: dict[str, Any]) -> list[tuple[str, int, dict[str, Any]]]:
+    """The items of checkpoint ``c`` with the context RESCUE-BENCH gives each task (shared with
+    sessions: judge/domain/session.py): the checkpoint and the 3 rows before it, the whole
+    prefix for the relation pattern; one item when both windows hold the same rows."""
+    start = max(0, c - CONTEXT_ROWS)
+    if start == 0:
+        return [(RECENT, 0, labels)]
+    recent = {k: v for k, v in labels.items() if window_of(k) == RECENT}
+    prefix = {k: v for k, v in labels.items() if window_of(k) == PREFIX}
+    out = [(RECENT, start, recent)] if recent else []
+    return out + ([(PREFIX, 0, prefix)] if prefix else [])
 
 
 def rescue_items(sessions: Sequence[dict[str, Any]], rubric: Rubric) -> RescueItems:
@@ -292,3 +321,46 @@ def load_rescue_items(path: Path, rubric: Rubric) -> list[dict[str, Any]]:
     if not built.items:
         raise RescueFileError(f"{path}: no {rubric.setting} session with labels for {rubric.id}")
     return built.items
+
+
+def rescue_session(session: dict[str, Any]) -> dict[str, Any]:
+    """A RESCUE-BENCH session as a session to score (``POST /v1/sessions``): its participants,
+    its turns (a therapist turn's ``to`` from the row's ``target``, the group label for both
+    or all clients), ``supporter`` the therapist and the session's ``sample_id`` as its id."""
+    scenario = scenario_of(session)
+    group = _GROUP_LABELS[scenario]
+    # the participants and turns exactly as the calibration items have them
+    listed = [p for p in session.get("participants") or [] if isinstance(p, str)]
+    names: dict[str, str] = {}
+    for row in session["rows"]:
+        listed.append(str(row.get("primary_speaker") or ""))
+    for name in listed:
+        if name.strip() and not _is_therapist(name):
+            names.setdefault(participant_id(name), name.strip())
+    participants: list[dict[str, Any]] = [
+        {"id": pid, "role": "client", "name": name} for pid, name in names.items()
+    ]
+    participants.append({"id": THERAPIST_ID, "role": "therapist"})
+    turns = []
+    for row in session["rows"]:
+        speaker = participant_id(str(row.get("primary_speaker") or ""))
+        turn: dict[str, Any] = {
+            "speaker": speaker,
+            "text": _fix_mojibake(str(row.get("dialogue_cleaned") or "")),
+        }
+        if speaker == THERAPIST_ID:
+            targets = _names(row.get("target") or [])
+            to = [
+                "all" if t == group else participant_id(t)
+                for t in targets
+                if t == group or participant_id(t) in names
+            ]
+            if to:
+                turn["to"] = list(dict.fromkeys(to))
+        turns.append(turn)
+    return {
+        "id": str(session.get("sample_id", "session")),
+        "participants": participants,
+        "turns": turns,
+        "supporter": THERAPIST_ID,
+    }

@@ -40,6 +40,7 @@ from typing import Any
 
 from judge.domain.provenance import is_simulator_reply
 from judge.llm.client import ChatRequest, ChatResult, FailureReason
+from judge.llm.prompt_cache import TokenPrices, cache_usage, split_cost
 
 log = logging.getLogger("judge.llm")
 
@@ -59,10 +60,25 @@ _RETRY_DELAY = re.compile(r'"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"')
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """USD per million tokens, for models LiteLLM's price map does not know."""
+    """USD per million tokens, for models LiteLLM's price map does not know; prompt tokens
+    read from (written to) the provider's cache cost ``cached_input_per_mtok``
+    (``cache_write_per_mtok``), the input price when not given."""
 
     input_per_mtok: float
     output_per_mtok: float
+    cached_input_per_mtok: float | None = None
+    cache_write_per_mtok: float | None = None
+
+    def per_token(self) -> TokenPrices:
+        def scaled(value: float | None) -> float | None:
+            return None if value is None else value / 1_000_000
+
+        return TokenPrices(
+            self.input_per_mtok / 1_000_000,
+            self.output_per_mtok / 1_000_000,
+            scaled(self.cached_input_per_mtok),
+            scaled(self.cache_write_per_mtok),
+        )
 
 
 @dataclass(frozen=True)
@@ -213,6 +229,7 @@ def reply_result(
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        cached = cache_usage(usage)
         cost_usd = cost(usage)
         choice = response.choices[0]
         content = getattr(choice.message, "content", None)
@@ -244,20 +261,20 @@ def reply_result(
         latency_ms=(time.perf_counter() - started) * 1000,
         attempts=attempts,
         truncated=truncated,
+        cached_prompt_tokens=cached.read,
+        cache_write_tokens=cached.write,
         tool_calls=tools,
         simulated=simulated or is_simulator_reply(None, getattr(response, "id", None)),
     )
 
 
 def configured_cost(prices: dict[str, ModelPrice], model: str, usage: Any) -> float | None:
-    """The cost at a configured price (``prices`` in the settings), or None if none is set."""
+    """The cost at a configured price (``prices`` in the settings), or None if none is set;
+    cached prompt tokens at the configured cache prices (:func:`prompt_cache.split_cost`)."""
     price = prices.get(model)
     if price is None:
         return None
-    return (
-        int(getattr(usage, "prompt_tokens", 0) or 0) * price.input_per_mtok
-        + int(getattr(usage, "completion_tokens", 0) or 0) * price.output_per_mtok
-    ) / 1_000_000
+    return split_cost(price.per_token(), usage)
 
 
 @cache
@@ -275,19 +292,31 @@ def _litellm_price_map() -> dict[str, Any]:
     return {}
 
 
-def price_map_cost(model: str, usage: Any) -> float:
-    """The cost from LiteLLM's price map (a table lookup): ``openai/gpt-4o`` is listed as
-    ``gpt-4o``; a model it does not list costs 0 (configure a price)."""
+def price_map_prices(model: str) -> TokenPrices | None:
+    """A model's prices in LiteLLM's price map (``openai/gpt-4o`` is listed as ``gpt-4o``),
+    cache reads and writes included where it lists them; None for a model it does not list."""
     table = _litellm_price_map()
     entry = table.get(model) or table.get(model.split("/", 1)[-1])
     if not isinstance(entry, dict):
-        return 0.0
-    per_in = float(entry.get("input_cost_per_token") or 0.0)
-    per_out = float(entry.get("output_cost_per_token") or 0.0)
-    return (
-        int(getattr(usage, "prompt_tokens", 0) or 0) * per_in
-        + int(getattr(usage, "completion_tokens", 0) or 0) * per_out
+        return None
+
+    def price(key: str) -> float | None:
+        value = entry.get(key)
+        return float(value) if isinstance(value, int | float) else None
+
+    return TokenPrices(
+        price("input_cost_per_token") or 0.0,
+        price("output_cost_per_token") or 0.0,
+        price("cache_read_input_token_cost"),
+        price("cache_creation_input_token_cost"),
     )
+
+
+def price_map_cost(model: str, usage: Any) -> float:
+    """The cost from LiteLLM's price map (a table lookup, cached tokens at their price); a
+    model it does not list costs 0 (configure a price)."""
+    prices = price_map_prices(model)
+    return 0.0 if prices is None else split_cost(prices, usage)
 
 
 class PathClient:

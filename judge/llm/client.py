@@ -74,6 +74,9 @@ class ChatResult:
     truncated: bool = False  # the reply stopped at the token limit (``content`` is partial)
     tool_calls: tuple[str, ...] = ()  # tools the reply called instead of answering
     simulated: bool = False  # the reply came from the LLM simulator (judge.domain.provenance)
+    #: prompt tokens the provider read from / wrote to its prompt cache (within prompt_tokens)
+    cached_prompt_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def ok(self) -> bool:

@@ -26,6 +26,7 @@ from judge.llm.calls import (  # noqa: E402
     configured_cost,
 )
 from judge.llm.client import ChatRequest, ChatResult, FailureReason  # noqa: E402
+from judge.llm.prompt_cache import with_cache_breakpoint  # noqa: E402
 
 log = logging.getLogger(__name__)
 litellm.suppress_debug_info = True
@@ -99,7 +100,8 @@ class LiteLLMClient(PathClient):
     def _call_args(self, request: ChatRequest) -> dict[str, Any]:
         args: dict[str, Any] = {
             "model": request.model,
-            "messages": request.messages,
+            # Anthropic caches the rubric's system block only at an explicit breakpoint
+            "messages": with_cache_breakpoint(request.model, request.messages),
             "timeout": request.timeout_s,
             "max_retries": 0,
             "num_retries": 0,

@@ -115,6 +115,8 @@ def _record(
         cached=result.cached,
         simulated=result.simulated,
         outcome=outcome,
+        cached_prompt_tokens=result.cached_prompt_tokens,
+        cache_write_tokens=result.cache_write_tokens,
         raw_reply=(
             storable_text(result.content, _RAW_REPLY_LIMIT) if result.content is not None else None
         ),
@@ -144,6 +146,7 @@ async def _traced_call(
                 "gen_ai.response.model": result.resolved_model or "",
                 "gen_ai.usage.input_tokens": result.prompt_tokens,
                 "gen_ai.usage.output_tokens": result.completion_tokens,
+                "gen_ai.usage.cache_read_input_tokens": result.cached_prompt_tokens,
                 "judge.outcome": outcome,
                 "judge.cost_usd": result.cost_usd,
                 "judge.cached": result.cached,

@@ -17,6 +17,8 @@ from judge.domain.flags import (
     SELF_PREFERENCE_KEPT,
     Calibration,
     reliability_flag,
+    weighted_flag,
+    with_label_reliability,
 )
 from judge.domain.guarantees import GuaranteePolicy
 from judge.domain.injection import contains_instructions
@@ -331,7 +333,9 @@ def _dimension_result(
         extra += (LENGTH_SENSITIVE,)
     if dim.scale.type == "free_text":
         extra += ("free_text_not_aggregated",)
-    flag = reliability_flag(
+    # a weighted score has its own evidence (judge.domain.flags.weighted_flag)
+    flag_of = weighted_flag if how is not None and how.method == "weighted" else reliability_flag
+    flag = flag_of(
         policy=ctx.policy,
         prior=dim.prior,
         calibration=calibration,
@@ -341,6 +345,7 @@ def _dimension_result(
         extra_caution=extra,
         scores_simulated=panel.includes_simulator or any(member_simulated),
     )
+    flag = with_label_reliability(flag, calibration, agg.score if enough else None)
     equal = how.equal_score if how is not None and how.method == "weighted" else agg.score
     answered = [j for j in judges if j.status == "ok"]
     interval, prediction_set, guarantee = item_guarantee(
@@ -383,6 +388,8 @@ def _usage(calls: list[CallRecord]) -> Usage:
         completion_tokens=sum(c.completion_tokens for c in calls),
         cost_usd=round(sum(c.cost_usd for c in calls), 8),
         cache_hits=sum(1 for c in calls if c.cached),
+        cached_prompt_tokens=sum(c.cached_prompt_tokens for c in calls),
+        cache_write_tokens=sum(c.cache_write_tokens for c in calls),
     )
 
 

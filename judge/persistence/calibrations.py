@@ -12,7 +12,6 @@ no run has enough units does the latest run apply (its flags then say
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -24,6 +23,7 @@ from sqlmodel import col
 from judge.domain.flags import Calibration, FlagEvidence
 from judge.domain.rubric import Rubric
 from judge.persistence.database import Database
+from judge.persistence.memo import TtlMemo
 from judge.persistence.tables import CalibrationRun, CalibrationShare, utcnow
 
 COMPLETED = "completed"
@@ -105,32 +105,29 @@ class SqlCalibrations:
 
     def __init__(self, database: Database, *, ttl_s: float = 5.0) -> None:
         self._db = database
-        self._ttl = ttl_s
-        self._memo: dict[
-            tuple[str | None, str, str, int], tuple[float, dict[str, Calibration]]
-        ] = {}
+        self._memo: TtlMemo[tuple[str | None, str, str, int], dict[str, Calibration]] = TtlMemo(
+            ttl_s
+        )
 
     def forget(self) -> None:
-        self._memo.clear()
+        self._memo.forget()
 
     async def latest(
         self, rubric: Rubric, panel: _Panel, min_items: int, *, owner: str | None
     ) -> Mapping[str, Calibration]:
         key = (owner, rubric.content_hash, panel.signature(), min_items)
-        hit = self._memo.get(key)
-        now = time.monotonic()
-        if hit is not None and now - hit[0] < self._ttl:
-            return hit[1]
-        found = await applicable_calibrations(
-            self._db,
-            owner=owner,
-            rubric_hash=key[1],
-            panel_signature=key[2],
-            min_items=min_items,
-            dimensions=frozenset(d.id for d in rubric.dimensions if d.scale.type != "free_text"),
+        dimensions = frozenset(d.id for d in rubric.dimensions if d.scale.type != "free_text")
+        return await self._memo.get(
+            key,
+            lambda: applicable_calibrations(
+                self._db,
+                owner=owner,
+                rubric_hash=key[1],
+                panel_signature=key[2],
+                min_items=min_items,
+                dimensions=dimensions,
+            ),
         )
-        self._memo[key] = (now, found)
-        return found
 
 
 async def visibility(database: Database, run_id: str) -> tuple[bool, str | None, bool]:

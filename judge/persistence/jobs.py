@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -34,6 +34,9 @@ from judge.persistence.tables import Batch, JobOutbox, Judgment, ScoreJob, utcno
 log = logging.getLogger(__name__)
 
 QUEUED, RUNNING, COMPLETED, FAILED = "queued", "running", "completed", "failed"
+#: a job of an economy batch waiting for its provider batch (judge.persistence.economy): not
+#: claimable, not swept, but unfinished for the owner's queue quota
+HELD = "provider"
 
 
 @dataclass(frozen=True)
@@ -61,19 +64,33 @@ class BatchProgress:
 FLUSH_CHUNK = 1_000
 
 
+#: a look at the database in the insert's own session before its rows are added (the queue
+#: quota's counts); what it raises is raised as it is (it is not a row's fault)
+BeforeInsert = Callable[[AsyncSession], Awaitable[None]]
+
+
 async def _try_insert(
-    database: Database, parents: Sequence[SQLModel], rows: Sequence[SQLModel], *, commit: bool
+    database: Database,
+    parents: Sequence[SQLModel],
+    rows: Sequence[SQLModel],
+    *,
+    commit: bool,
+    outbox: bool = True,
+    before: BeforeInsert | None = None,
 ) -> BaseException | None:
     """Insert ``parents`` then ``rows`` in one transaction; the row error, if any (the
-    transaction is then rolled back). Without ``commit`` it is a probe: always rolled back."""
+    transaction is then rolled back). Without ``commit`` it is a probe: always rolled back.
+    Without ``outbox`` the jobs get no outbox row (see :func:`insert_skipping_refused`)."""
     async with database.session() as session:
+        if before is not None:
+            await before(session)
         try:
             session.add_all(list(parents))
             await session.flush()
             # the outbox, in the same transaction: a crash before the jobs are sent leaves
             # them there for the drainer (services/outbox.py)
-            outbox = [JobOutbox(job_id=r.id) for r in rows if isinstance(r, ScoreJob)]
-            for part in (rows, outbox if commit else []):
+            boxed = [JobOutbox(job_id=r.id) for r in rows if isinstance(r, ScoreJob)]
+            for part in (rows, boxed if commit and outbox else []):
                 # a flush per chunk: preparing a chunk's rows holds the event loop only briefly
                 for start in range(0, len(part), FLUSH_CHUNK):
                     session.add_all(list(part[start : start + FLUSH_CHUNK]))
@@ -127,16 +144,20 @@ async def insert_skipping_refused(
     rows: Sequence[SQLModel],
     *,
     before_commit: Callable[[dict[int, str]], None] | None = None,
+    outbox: bool = True,
+    before: BeforeInsert | None = None,
 ) -> dict[int, str]:
     """Insert ``parents`` and ``rows``; a row the database refuses (a value it cannot hold)
     is left out instead of failing the others. Returns {row index: error class} of the left
     out rows; ``before_commit`` sees them first (e.g. to count them on a parent row).
+    ``outbox=False``: no outbox rows (jobs inserted already claimed by the process that runs
+    them: :func:`claimed_at_insert`). ``before`` runs first, in the same session.
 
     One transaction in the normal case. When it fails, the culprits are found by bisection in
     rolled-back probes, then the rest is inserted in one transaction. The database's message is
     logged, never returned. A lost database raises :class:`DatabaseUnavailable`.
     """
-    error = await _try_insert(database, parents, rows, commit=True)
+    error = await _try_insert(database, parents, rows, commit=True, outbox=outbox, before=before)
     if error is None:
         return {}
     refused = await _refused(database, parents, rows)
@@ -152,7 +173,7 @@ async def insert_skipping_refused(
     if before_commit is not None:
         before_commit(refused)
     kept = [row for i, row in enumerate(rows) if i not in refused]
-    error = await _try_insert(database, parents, kept, commit=True)
+    error = await _try_insert(database, parents, kept, commit=True, outbox=outbox)
     if error is not None:
         raise error
     return refused
@@ -195,8 +216,9 @@ def _param(name: str, typed_as: str) -> Any:
 
 @functools.cache
 def _claim_statement(max_attempts: int) -> Any:
-    """The claim, built once per cap and run with ``job_id``, ``now`` and ``until``: building
-    and cache-keying its six CASEs on every claim was about 5 % of a worker's CPU (py-spy)."""
+    """The claim, built once per cap and run with ``job_ids`` (any number), ``now`` and
+    ``until``: building and cache-keying its six CASEs on every claim was about 5 % of a
+    worker's CPU (py-spy)."""
     now, until = _param("now", "started_at"), _param("until", "lease_until")
     status, attempts = _column("status"), _column("attempts")
     fresh = attempts < max_attempts
@@ -205,7 +227,7 @@ def _claim_statement(max_attempts: int) -> Any:
         return case((fresh, claimed), else_=exhausted)
 
     claimable = and_(
-        _column("id") == bindparam("job_id"),
+        _column("id").in_(bindparam("job_ids", expanding=True)),
         or_(status == QUEUED, and_(status == RUNNING, _column("lease_until") < now)),
     )
     too_many = literal(TOO_MANY_ATTEMPTS.format(n=max_attempts), _column("error").type)
@@ -225,22 +247,42 @@ def _claim_statement(max_attempts: int) -> Any:
     )
 
 
-async def claim_job(
-    session: AsyncSession, job_id: str, *, lease_s: float, max_attempts: int
-) -> Claim:
-    """Take a job for running, and load it, in one statement (UPDATE ... RETURNING): only if
-    it is queued, or running under an expired lease.
+def claimed_at_insert(job: ScoreJob, *, lease_s: float) -> ScoreJob:
+    """``job``, not yet stored, as :func:`claim_jobs` would leave it claimed (running, first
+    attempt, under a lease): inserted so, it needs no claim by the process that runs it. If
+    that process dies, the job is a running one whose lease lapses, found and redone like any
+    crashed run (the embedded runner's start, the sweeper)."""
+    now = utcnow()
+    job.status, job.attempts = RUNNING, 1
+    job.started_at, job.lease_until = now, now + timedelta(seconds=lease_s)
+    return job
 
-    :data:`CLAIMED`; :data:`BUSY` (finished, or someone else's lease holds); or
+
+async def claim_jobs(
+    session: AsyncSession, job_ids: Sequence[str], *, lease_s: float, max_attempts: int
+) -> dict[str, Claim]:
+    """Take jobs for running, and load them, in one statement (UPDATE ... RETURNING), each
+    only if it is queued, or running under an expired lease; then commit.
+
+    Per job id: :data:`CLAIMED`; :data:`BUSY` (finished, or someone else's lease holds); or
     :data:`EXHAUSTED`: it was claimed ``max_attempts`` times already, so the same statement
     fails it (a poison item that kills its worker is not redelivered forever)."""
     now = utcnow()
-    params = {"job_id": job_id, "now": now, "until": now + timedelta(seconds=lease_s)}
-    job = (await session.scalars(_claim_statement(max_attempts), params)).one_or_none()
+    params = {"job_ids": list(job_ids), "now": now, "until": now + timedelta(seconds=lease_s)}
+    found = (await session.scalars(_claim_statement(max_attempts), params)).all()
     await session.commit()
-    if job is None:
-        return Claim(BUSY, None)
-    return Claim(CLAIMED if job.status == RUNNING else EXHAUSTED, job)
+    claims = {job_id: Claim(BUSY, None) for job_id in job_ids}
+    for job in found:
+        claims[job.id] = Claim(CLAIMED if job.status == RUNNING else EXHAUSTED, job)
+    return claims
+
+
+async def claim_job(
+    session: AsyncSession, job_id: str, *, lease_s: float, max_attempts: int
+) -> Claim:
+    """:func:`claim_jobs` for one job."""
+    claims = await claim_jobs(session, [job_id], lease_s=lease_s, max_attempts=max_attempts)
+    return claims[job_id]
 
 
 async def renew_lease(session: AsyncSession, job_id: str, *, lease_s: float) -> None:
@@ -250,6 +292,27 @@ async def renew_lease(session: AsyncSession, job_id: str, *, lease_s: float) -> 
         .values(lease_until=utcnow() + timedelta(seconds=lease_s))
     )
     await session.commit()
+
+
+async def keep_claim(session: AsyncSession, job: ScoreJob, *, lease_s: float) -> bool:
+    """Renew the lease of ``job``'s claim as this process holds it: only if that claim still
+    holds (running, and no claim since: each claim adds an attempt). Updates ``job``."""
+    until = utcnow() + timedelta(seconds=lease_s)
+    result = await session.execute(
+        update(ScoreJob)
+        .where(
+            col(ScoreJob.id) == job.id,
+            col(ScoreJob.status) == RUNNING,
+            col(ScoreJob.attempts) == job.attempts,
+        )
+        .values(lease_until=until)
+        .execution_options(synchronize_session=False)
+    )
+    await session.commit()
+    kept = bool(getattr(result, "rowcount", 0))
+    if kept:
+        job.lease_until = until
+    return kept
 
 
 def _judgment_rows(
@@ -271,6 +334,8 @@ def _judgment_rows(
             "latency_ms": call.latency_ms,
             "attempts": call.attempts,
             "cached": call.cached,
+            "cached_prompt_tokens": call.cached_prompt_tokens,
+            "cache_write_tokens": call.cache_write_tokens,
             "raw_reply": call.raw_reply,
             "ratings_json": json.dumps(ratings.get(call.requested_model, {}), default=str),
             "created_at": now,
@@ -298,23 +363,79 @@ async def job_calls(session: AsyncSession, job_id: str) -> list[CallRecord]:
             attempts=row.attempts,
             cached=row.cached,
             outcome=row.outcome,
+            cached_prompt_tokens=row.cached_prompt_tokens,
+            cache_write_tokens=row.cache_write_tokens,
         )
         for row in rows.scalars().all()
     ]
 
 
-#: built once, like the claim
-_FINISH = (
-    update(ScoreJob)
-    .where(_column("id") == bindparam("job_id"), _column("status") == RUNNING)
+@dataclass(frozen=True)
+class Finished:
+    """A scored job to store: its result and every LLM call made for it."""
+
+    job_id: str
+    result_json: str
+    calls: Sequence[CallRecord]
+    ratings_by_model: dict[str, Any]
+
+
+#: statements built once, like the claim (run with many jobs' parameters at a time)
+_COMPLETE = (
+    update(ScoreJob.__table__)  # type: ignore[attr-defined]
+    .where(_column("id").in_(bindparam("job_ids", expanding=True)), _column("status") == RUNNING)
+    .values(status=COMPLETED, finished_at=_param("finished", "finished_at"), lease_until=None)
+    .returning(_column("id"))
+)
+_RESULT = (
+    update(ScoreJob.__table__)  # type: ignore[attr-defined]
+    .where(_column("id") == bindparam("job"))
+    .values(result_json=_param("result", "result_json"))
+)
+#: a round of one job (a single score waited for): its result in the guarded update itself
+_COMPLETE_ONE = (
+    update(ScoreJob.__table__)  # type: ignore[attr-defined]
+    .where(_column("id") == bindparam("job"), _column("status") == RUNNING)
     .values(
         status=COMPLETED,
-        result_json=_param("result", "result_json"),
         finished_at=_param("finished", "finished_at"),
         lease_until=None,
+        result_json=_param("result", "result_json"),
     )
-    .execution_options(synchronize_session=False)
+    .returning(_column("id"))
 )
+_JUDGMENTS = insert(Judgment.__table__)  # type: ignore[attr-defined]
+
+
+async def finish_jobs(session: AsyncSession, finished: Sequence[Finished]) -> set[str]:
+    """Store the results and every call of many jobs in one transaction: a guarded update
+    (running -> completed) of them all, then each result and the calls, as two executemany
+    statements compiled once (a lone job: its result in the guarded update). Returns the
+    jobs this finished (not one already finished)."""
+    if not finished:
+        return set()
+    if len(finished) == 1:  # one statement fewer
+        one = finished[0]
+        params = {"job": one.job_id, "result": one.result_json, "finished": utcnow()}
+        mine = set((await session.execute(_COMPLETE_ONE, params)).scalars().all())
+    else:
+        ids = [f.job_id for f in finished]
+        completed = await session.execute(_COMPLETE, {"job_ids": ids, "finished": utcnow()})
+        mine = set(completed.scalars().all())
+    if not mine:
+        await session.rollback()
+        return mine
+    ours = [f for f in finished if f.job_id in mine]
+    if len(finished) > 1:
+        results = [{"job": f.job_id, "result": f.result_json} for f in ours]
+        await session.execute(_RESULT, results)
+    # No earlier judgments can exist: they are only ever written here, in the transaction
+    # that moves the job from running to completed, and a completed job never runs again.
+    rows = [r for f in ours for r in _judgment_rows(f.job_id, f.calls, f.ratings_by_model)]
+    if rows:
+        await session.execute(_JUDGMENTS, rows)
+    await session.commit()
+    return mine
 
 
 async def finish_job(
@@ -325,21 +446,9 @@ async def finish_job(
     calls: Sequence[CallRecord],
     ratings_by_model: dict[str, Any],
 ) -> bool:
-    """Store the result and every call in one transaction (a guarded update, then one
-    multi-row insert); a no-op if already finished."""
-    claimed = await session.execute(
-        _FINISH, {"job_id": job_id, "result": result_json, "finished": utcnow()}
-    )
-    if not getattr(claimed, "rowcount", 0):
-        await session.rollback()
-        return False
-    # No earlier judgments can exist: they are only ever written here, in the transaction
-    # that moves the job from running to completed, and a completed job never runs again.
-    rows = _judgment_rows(job_id, calls, ratings_by_model)
-    if rows:  # a core INSERT ... VALUES (...), (...): no ORM unit of work, no ids fetched back
-        await session.execute(insert(Judgment.__table__).values(rows))  # type: ignore[attr-defined]
-    await session.commit()
-    return True
+    """:func:`finish_jobs` for one job; False if it was already finished."""
+    done = await finish_jobs(session, [Finished(job_id, result_json, calls, ratings_by_model)])
+    return job_id in done
 
 
 async def release_jobs(session: AsyncSession, job_ids: Sequence[str]) -> None:
@@ -501,19 +610,35 @@ async def unfinished_among(session: AsyncSession, job_ids: Sequence[str]) -> set
     return set(result.scalars().all())
 
 
-async def count_unfinished(session: AsyncSession, owner: str | None) -> int:
-    """Queued and running jobs of one owner (None: those created without a key)."""
+async def queue_counts(session: AsyncSession, owner: str | None) -> tuple[int, int]:
+    """(queued jobs in all, queued, running and held jobs of one owner; None: those created
+    without a key), in one statement over the unfinished jobs alone (the status index): the
+    API asks for both before every submission."""
     owned = (
         col(ScoreJob.owner_key_id).is_(None)
         if owner is None
         else col(ScoreJob.owner_key_id) == owner
     )
     result = await session.execute(
-        select(func.count())
+        select(
+            func.count().filter(col(ScoreJob.status) == QUEUED),
+            func.count().filter(owned),
+        )
         .select_from(ScoreJob)
-        .where(owned, col(ScoreJob.status).in_([QUEUED, RUNNING]))
+        .where(col(ScoreJob.status).in_([QUEUED, RUNNING, HELD]))
     )
-    return int(result.scalar_one())
+    queued, mine = result.one()
+    return int(queued), int(mine)
+
+
+def counted_before(owner: str | None, check: Callable[[int, int], None]) -> BeforeInsert:
+    """A :data:`BeforeInsert` that reads :func:`queue_counts` and gives them to ``check``
+    (which raises to refuse the insert)."""
+
+    async def before(session: AsyncSession) -> None:
+        check(*await queue_counts(session, owner))
+
+    return before
 
 
 async def count_queued(session: AsyncSession) -> int:

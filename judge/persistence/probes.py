@@ -8,7 +8,6 @@ probes run by the scored item's owner (keyless items: keyless probes), never ano
 from __future__ import annotations
 
 import json
-import time
 from typing import Protocol
 
 from sqlalchemy import select
@@ -16,6 +15,7 @@ from sqlmodel import col
 
 from judge.domain.rubric import Rubric
 from judge.persistence.database import Database
+from judge.persistence.memo import TtlMemo
 from judge.persistence.tables import ProbeRun
 
 COMPLETED = "completed"
@@ -55,20 +55,13 @@ class SqlProbeFlags:
 
     def __init__(self, database: Database, *, ttl_s: float = 5.0) -> None:
         self._db = database
-        self._ttl = ttl_s
-        self._memo: dict[tuple[str | None, str, str], tuple[float, frozenset[str]]] = {}
+        self._memo: TtlMemo[tuple[str | None, str, str], frozenset[str]] = TtlMemo(ttl_s)
 
     def forget(self) -> None:
-        self._memo.clear()
+        self._memo.forget()
 
     async def length_sensitive(
         self, rubric: Rubric, panel: _Panel, *, owner: str | None
     ) -> frozenset[str]:
         key = (owner, rubric.content_hash, panel.signature())
-        hit = self._memo.get(key)
-        now = time.monotonic()
-        if hit is not None and now - hit[0] < self._ttl:
-            return hit[1]
-        found = await length_sensitive(self._db, *key)
-        self._memo[key] = (now, found)
-        return found
+        return await self._memo.get(key, lambda: length_sensitive(self._db, *key))

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from sqlalchemy import Boolean, Column, DateTime, Dialect, Index, Text, TypeDecorator, false
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+    false,
+)
 from sqlmodel import Field, SQLModel
 
 
@@ -53,6 +65,11 @@ class Batch(SQLModel, table=True):
     rejections_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
     finished_at: datetime | None = Field(default=None, sa_column=_ts())
+    #: ``interactive``, or ``economy``: calls through the providers' batch APIs (migration 0007)
+    mode: str = Field(
+        default="interactive",
+        sa_column=Column(String(16), nullable=False, server_default="interactive"),
+    )
 
 
 class ScoreJob(SQLModel, table=True):
@@ -113,6 +130,13 @@ class Judgment(SQLModel, table=True):
     latency_ms: float = 0.0
     attempts: int = 0
     cached: bool = False
+    #: of prompt_tokens: read from / written to the provider's prompt cache (migration 0008)
+    cached_prompt_tokens: int = Field(
+        default=0, sa_column=Column(Integer, nullable=False, server_default="0")
+    )
+    cache_write_tokens: int = Field(
+        default=0, sa_column=Column(Integer, nullable=False, server_default="0")
+    )
     raw_reply: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     ratings_json: str = Field(default="{}", sa_column=Column(Text, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
@@ -286,3 +310,61 @@ class IdempotencyRecord(SQLModel, table=True):
         default_factory=utcnow,
         sa_column=Column(UtcDateTime(), nullable=False, index=True),
     )
+
+
+class SessionRun(SQLModel, table=True):
+    """A submitted session (issue 31): a batch of kind ``session`` whose jobs are the session's
+    checkpoints, one per checkpoint and context window (``plan_json`` maps job positions to
+    them); ``session_json`` is the session as submitted."""
+
+    __tablename__ = "sessions"
+
+    id: str = Field(primary_key=True, max_length=32)
+    batch_id: str = Field(foreign_key="batches.id", max_length=32)
+    owner_key_id: str | None = Field(
+        default=None, max_length=32, index=True, description="the API key that created it"
+    )
+    supporter: str = Field(max_length=200)
+    session_json: str = Field(sa_column=Column(Text, nullable=False))
+    plan_json: str = Field(default="[]", sa_column=Column(Text, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+
+
+class ProviderBatchRow(SQLModel, table=True):
+    """One provider batch of an economy batch: one judge model's calls (migration 0007).
+
+    ``status``: ``preparing`` (claimed, not yet created at the provider), the provider's own
+    states (``validating``, ``in_progress``, ``finalizing``, ``completed``, ``failed``,
+    ``expired``, ``cancelled``), then ``fetched`` once its replies are stored."""
+
+    __tablename__ = "provider_batches"
+    __table_args__ = (UniqueConstraint("batch_id", "model", name="uq_provider_batches_model"),)
+
+    id: str = Field(primary_key=True, max_length=32)
+    batch_id: str = Field(foreign_key="batches.id", index=True, max_length=32)
+    model: str = Field(max_length=200)
+    status: str = Field(default="preparing", max_length=16)
+    provider_batch_id: str | None = Field(default=None, max_length=200)
+    input_file_id: str | None = Field(default=None, max_length=200)
+    output_file_id: str | None = Field(default=None, max_length=200)
+    error_file_id: str | None = Field(default=None, max_length=200)
+    requests: int = 0
+    completed: int = 0
+    failed: int = 0
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+    updated_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))
+
+
+class EconomyReply(SQLModel, table=True):
+    """A provider batch's answer to one request (keyed as :mod:`judge.services.economy` keys
+    requests): the chat completion, or why there is none (migration 0007)."""
+
+    __tablename__ = "economy_replies"
+
+    batch_id: str = Field(primary_key=True, foreign_key="batches.id", max_length=32)
+    key: str = Field(primary_key=True, max_length=64)
+    body_json: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    simulated: bool = False
+    created_at: datetime = Field(default_factory=utcnow, sa_column=_ts(False))

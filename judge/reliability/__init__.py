@@ -137,11 +137,19 @@ from judge.reliability._planning import (
     stratified_proposal,
     units_needed,
 )
+from judge.reliability._prevalence_trust import (
+    AC2_BELOW_EXPERTS,
+    AC2_CONFIDENCE,
+    AC2_WITHIN_MC_ERROR,
+    ac2_reasons,
+    ac2_versus_experts,
+)
 from judge.reliability._resample import bootstrap_ratio_ci
 from judge.reliability._rescue_chance import (
     ChanceCorrectedRecall,
     candidate_keys,
     marginal_chance_recall_at_1,
+    marginal_chances,
 )
 from judge.reliability._scale_kappa import scale_grid, scale_kappa, scale_kappa_result
 from judge.reliability._selective import (
@@ -160,14 +168,21 @@ from judge.reliability._trust import (
 )
 from judge.reliability._weighted_refit import (
     ALPHA,
+    SINGLE_EXPERT_CONFIDENCE,
     WeightedComparison,
     aggregation_design,
     compare_weighted,
     holm,
 )
+from judge.reliability._weighted_refit import (
+    Design as AggregationDesign,
+)
 
 __all__ = [
     "ABSTAINED",
+    "AC2_BELOW_EXPERTS",
+    "AC2_CONFIDENCE",
+    "AC2_WITHIN_MC_ERROR",
     "ALPHA",
     "DEFAULT_ASSURANCE",
     "DEFAULT_METHOD",
@@ -180,7 +195,9 @@ __all__ = [
     "NEAR_IDENTICAL_MIN_ITEMS",
     "PARADOX_SHARE",
     "PRF",
+    "SINGLE_EXPERT_CONFIDENCE",
     "TRUST_CONFIDENCE",
+    "AggregationDesign",
     "AssurancePlan",
     "CascadeCost",
     "CascadeStep",
@@ -209,6 +226,8 @@ __all__ = [
     "WeightedComparison",
     "Weights",
     "abstain_as_miss_interval",
+    "ac2_reasons",
+    "ac2_versus_experts",
     "accuracy",
     "aggregation_design",
     "agreement_for_gate",
@@ -258,6 +277,7 @@ __all__ = [
     "level_mix",
     "like_for_like_trust",
     "marginal_chance_recall_at_1",
+    "marginal_chances",
     "median_rater",
     "mondrian_quantiles",
     "mondrian_thresholds",

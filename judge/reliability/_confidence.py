@@ -34,7 +34,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy.optimize import isotonic_regression
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -196,6 +195,8 @@ def fit_confidence_calibration(
     hits = np.bincount(bins, weights=ok.astype(np.float64), minlength=len(edges))
     a, b = prior
     smoothed = (hits + a) / (counts + a + b)
+    from scipy.optimize import isotonic_regression  # lazily: ~1 s of CPU per process
+
     fitted = isotonic_regression(smoothed, weights=counts + a + b, increasing=True).x
     return ConfidenceCalibration(
         tuple(float(e) for e in edges),

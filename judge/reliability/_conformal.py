@@ -42,7 +42,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -85,6 +84,8 @@ def conformal_rank(n: int, alpha: float, delta: float | None = None) -> int:
         return math.ceil((n + 1) * (1 - alpha) - _EPS)
     if n == 0:
         return 1
+    from scipy import stats  # lazily: scipy.stats costs ~2 s of CPU per process
+
     ranks = np.arange(1, n + 1)
     enough = stats.beta.sf(1 - alpha, ranks, n + 1 - ranks) >= 1 - delta
     return int(ranks[np.argmax(enough)]) if enough.any() else n + 1
@@ -237,5 +238,7 @@ def coverage_share_probability(
     k = conformal_rank(n_calibration, alpha, delta)
     if k > n_calibration:
         return 1.0
+    from scipy import stats  # lazily: scipy.stats costs ~2 s of CPU per process
+
     need = math.ceil((1 - alpha) * n_test - _EPS)
     return float(stats.betabinom.sf(need - 1, n_test, k, n_calibration + 1 - k))

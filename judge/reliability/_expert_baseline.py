@@ -12,7 +12,9 @@ keep that from being gamed:
 - *an interval*: the baseline is the mean kappa over the accepted pairs with the same
   cluster-robust interval as the panel's, so the gate can compare the interval, not the point:
   ``low_expert_agreement`` when even the upper end is below the floor,
-  ``expert_agreement_uncertain`` when the lower bound is below the floor,
+  ``expert_agreement_uncertain`` when the lower bound is below the floor (or
+  ``expert_lower_bound_within_monte_carlo_error_of_floor`` when it clears it by less than
+  its Monte Carlo error),
   ``expert_agreement_moderate`` when the estimate is below the line.
 """
 
@@ -34,6 +36,7 @@ from judge.reliability._kappa_interval import (
     engine_interval,
     shared_unit_kappas,
 )
+from judge.reliability._mc_error import within_mc_error
 from judge.reliability._missing import is_missing, label
 
 #: exact agreement above which two columns on enough items count as the same annotator
@@ -109,6 +112,8 @@ class ExpertBaseline:
             out.append("low_expert_agreement")
         elif not iv.lower >= floor:
             out.append("expert_agreement_uncertain")
+        elif within_mc_error(iv.lower_mc, floor):
+            out.append("expert_lower_bound_within_monte_carlo_error_of_floor")
         if iv.estimate < line:
             out.append("expert_agreement_moderate")
         return out

@@ -40,7 +40,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special, stats
 
 from judge.reliability._cluster_kappa import (
     KAPPA_WORST,
@@ -77,7 +76,8 @@ class KappaInterval:
     (``lower``), both at ``confidence``; ``n`` items in ``units`` independent units.
     ``undefined`` counts the resamples whose kappa was undefined (counted at -1).
     ``refused`` says why there is no interval (bounds NaN). ``lower_mc`` is the Monte Carlo
-    interval of ``lower``: where the bound of infinitely many resamples lies (95%)."""
+    interval of ``lower``: where the bound of infinitely many resamples lies (95%);
+    ``low_mc`` that of ``low`` (percentile and robust intervals; None otherwise)."""
 
     estimate: float
     low: float
@@ -91,6 +91,7 @@ class KappaInterval:
     undefined: int
     refused: str | None = None
     lower_mc: MonteCarloInterval | None = None
+    low_mc: MonteCarloInterval | None = None
 
 
 def worst_case(values: FloatArray, worst: float = KAPPA_WORST) -> FloatArray:
@@ -116,6 +117,8 @@ def bca_levels(
 ) -> FloatArray:
     """The BCa-adjusted quantile levels. ``boot`` and ``jack`` count undefined values at the
     worst value; ties with the estimate count half in the bias correction."""
+    from scipy import special  # lazily: scipy costs ~1 s of CPU per process
+
     values, jackknife = worst_case(boot), worst_case(jack)
     r = values.size
     below = (np.sum(values < estimate) + 0.5 * np.sum(values == estimate)) / r
@@ -157,6 +160,8 @@ def jackknife_se(jack: FloatArray) -> float:
 
 def jackknife_t_bounds(estimate: float, jack: FloatArray, levels: FloatArray) -> FloatArray:
     """``estimate + t_{G-1}(level) * jackknife SE`` (G units)."""
+    from scipy import stats  # lazily: scipy.stats costs ~2 s of CPU per process
+
     quantiles = np.asarray(stats.t.ppf(levels, jack.size - 1), dtype=np.float64)
     out: FloatArray = estimate + quantiles * jackknife_se(jack)
     return out
@@ -286,12 +291,14 @@ def engine_interval(
     boot = np.concatenate(boot_parts)
     undefined = int(np.sum(~np.isfinite(boot)))
     quantile_levels = levels
+    low_mc: MonteCarloInterval | None = None
     if method == "jackknife_t":
         bounds = jackknife_t_bounds(estimate, engine.jackknife(), levels)
         mc = _cap_mc_interval(undefined, n_resamples, levels[2], float(bounds[2]))
     elif method == "percentile":
         bounds = percentile_bounds(boot, levels)
         mc = quantile_mc_interval(worst_case(boot), float(levels[2]))
+        low_mc = quantile_mc_interval(worst_case(boot), float(levels[0]))
     elif method == "robust":
         jk = jackknife_t_bounds(estimate, engine.jackknife(), levels)
         pc = percentile_bounds(boot, levels)
@@ -299,6 +306,10 @@ def engine_interval(
         # the bound is min(percentile, jackknife-t): only the percentile part moves with the seed
         pc_mc = quantile_mc_interval(worst_case(boot), float(levels[2]))
         mc = MonteCarloInterval(min(pc_mc.low, float(jk[2])), min(pc_mc.high, float(jk[2])))
+        pc_low_mc = quantile_mc_interval(worst_case(boot), float(levels[0]))
+        low_mc = MonteCarloInterval(
+            min(pc_low_mc.low, float(jk[0])), min(pc_low_mc.high, float(jk[0]))
+        )
     elif method == "bca":
         quantile_levels = bca_levels(estimate, boot, engine.jackknife(), levels)
         bounds = np.quantile(worst_case(boot), quantile_levels)
@@ -314,6 +325,7 @@ def engine_interval(
     # is the worst value (as in the percentile interval, where they count at -1)
     bounds = np.where(undefined_cap(undefined, n_resamples, levels), KAPPA_WORST, bounds)
     low, high, lower = (float(np.clip(x, KAPPA_WORST, 1.0)) for x in bounds)
+    capped = bool(undefined_cap(undefined, n_resamples, levels)[0])
     return replace(
         head,
         low=low,
@@ -321,9 +333,14 @@ def engine_interval(
         lower=lower,
         resamples=n_resamples,
         undefined=undefined,
-        lower_mc=MonteCarloInterval(
-            float(np.clip(mc.low, KAPPA_WORST, 1.0)), float(np.clip(mc.high, KAPPA_WORST, 1.0))
-        ),
+        lower_mc=_clipped(mc),
+        low_mc=None if low_mc is None or capped else _clipped(low_mc),
+    )
+
+
+def _clipped(mc: MonteCarloInterval) -> MonteCarloInterval:
+    return MonteCarloInterval(
+        float(np.clip(mc.low, KAPPA_WORST, 1.0)), float(np.clip(mc.high, KAPPA_WORST, 1.0))
     )
 
 
@@ -334,6 +351,8 @@ def _cap_mc_interval(
     undefined share contains the tail level, another seed could flip the cap."""
     if not resamples:
         return MonteCarloInterval(bound, bound)
+    from scipy import stats  # lazily: scipy.stats costs ~2 s of CPU per process
+
     share = stats.binomtest(undefined, resamples).proportion_ci(0.95)
     if share.low <= level <= share.high:
         return MonteCarloInterval(KAPPA_WORST, max(bound, KAPPA_WORST))

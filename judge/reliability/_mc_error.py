@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 FloatArray = NDArray[np.float64]
 
@@ -48,6 +47,8 @@ def quantile_mc_interval(
     data = np.asarray(values, dtype=np.float64)
     if data.size == 0 or not 0 < level < 1:
         return MonteCarloInterval(math.nan, math.nan, confidence)
+    from scipy import stats  # lazily: scipy.stats costs ~2 s of CPU per process
+
     ci = stats.quantile_test(data, p=level).confidence_interval(confidence)
     low = float(ci.low) if math.isfinite(ci.low) else float(data.min())
     high = float(ci.high) if math.isfinite(ci.high) else float(data.max())

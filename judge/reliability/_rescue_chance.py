@@ -161,3 +161,27 @@ def marginal_chance_recall_at_1(
         n=len(keep),
         units=int(codes.max()) + 1,
     )
+
+
+def marginal_chances(
+    first: Sequence[Hashable],
+    gold: Sequence[Hashable],
+    candidates: Sequence[Sequence[Hashable]],
+    *,
+    shared: Collection[Hashable] = (),
+) -> list[float]:
+    """Per answered item, the chance of the module docstring (from the rater's own first
+    choices over these items), for callers that resample the (hit - chance, 1 - chance)
+    terms themselves; the habit is then estimated once, on the sample."""
+    if not first:
+        return []
+    design = _design(first, gold, candidates, shared)
+    chosen = np.zeros((design.hit.size, design.member.shape[1]), dtype=np.float64)
+    ok = design.first_key >= 0
+    chosen[np.flatnonzero(ok), design.first_key[ok]] = 1.0
+    habit = chosen.sum(axis=0)
+    on_item = design.member @ habit
+    on_gold = habit[design.gold_key]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        chance = np.where(on_item > 0, on_gold / on_item, design.fallback)
+    return [float(c) for c in chance]

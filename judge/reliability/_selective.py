@@ -27,7 +27,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -84,6 +83,8 @@ def binomial_p_value(errors: int, kept: int, alpha: float) -> float:
     ``alpha``; 1 for an empty set."""
     if kept == 0:
         return 1.0
+    from scipy import stats  # lazily: scipy.stats costs ~2 s of CPU per process
+
     return float(stats.binom.cdf(errors, kept, alpha))
 
 

@@ -27,7 +27,7 @@ needs positive dependence and tolerates a share of wrong switches.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -44,6 +44,9 @@ Kind = Literal["ordinal", "labels"]
 
 #: one-sided family-wise error rate of "weighting helps" across a rubric's dimensions
 ALPHA = 0.025
+#: one-sided confidence of the weighted aggregate's like-for-like lower bound (the weighted
+#: score's trust test, evidence/TRUST.md section 12)
+SINGLE_EXPERT_CONFIDENCE = 0.95
 _TIE = 1e-12
 
 
@@ -62,6 +65,9 @@ class Design:
     #: how a tied vote counts: split evenly (the rule here) or the first label (the panel's
     #: own tie rule, kept to show what it does to the comparison)
     ties: Literal["split", "first"] = "split"
+    #: each single expert's codes on the same grid (items x experts, -1 = not labelled), for
+    #: the weighted aggregate's like-for-like agreement (none: not measured)
+    experts: IntArray | None = None
 
     @property
     def n_units(self) -> int:
@@ -76,19 +82,28 @@ def aggregation_design(
     k: int,
     groups: Sequence[Hashable | None] | None = None,
     weights: Weights = "quadratic",
+    experts: Sequence[Sequence[int | None]] | None = None,
 ) -> Design:
     """From per-item judge codes (``judges[i][j]`` in 0..k-1, None = abstained) and gold
     codes: label indices (``kind="labels"``, unweighted kappa) or ordinal level indices
     (``kind="ordinal"``, ``weights`` on the half-step grid; a gold may be midway, x.5, when an
-    even number of experts split). ``groups``: each item's unit (None = its own)."""
+    even number of experts split). ``groups``: each item's unit (None = its own).
+    ``experts``: per-item codes of each single expert (``experts[i][e]``, None = not
+    labelled), for the weighted aggregate's like-for-like agreement."""
     matrix = np.array(
         [[-1 if v is None else int(v) for v in row] for row in judges], dtype=np.int64
     )
     g = np.asarray(gold, dtype=np.float64)
     if matrix.ndim != 2 or matrix.shape[0] != g.size:
         raise ValueError("judges needs one row per item, gold one code per item")
+    single = None
+    if experts is not None:
+        single = np.array(
+            [[-1 if v is None else int(v) for v in row] for row in experts], dtype=np.int64
+        ).reshape(g.size, -1)
     if kind == "ordinal":  # the half-step grid: level i -> 2i, midpoints odd
         matrix = np.where(matrix >= 0, 2 * matrix, -1)
+        single = None if single is None else np.where(single >= 0, 2 * single, -1)
         codes = np.round(2 * g).astype(np.int64)
         grid = 2 * k - 1
         w: Weights = weights
@@ -96,7 +111,15 @@ def aggregation_design(
         codes = g.astype(np.int64)
         grid = k
         w = None
-    return Design(matrix, codes, group_codes(g.size, groups), grid, kind, weight_matrix(grid, w))
+    return Design(
+        matrix,
+        codes,
+        group_codes(g.size, groups),
+        grid,
+        kind,
+        weight_matrix(grid, w),
+        experts=single if single is not None and single.shape[1] else None,
+    )
 
 
 def _answers(d: Design, weights: FloatArray) -> FloatArray:
@@ -142,23 +165,47 @@ def _answers(d: Design, weights: FloatArray) -> FloatArray:
     return out
 
 
-def _kappa(d: Design, answers: FloatArray, item_weights: FloatArray) -> FloatArray:
-    """Kappa of the answer distributions against gold, per resample (item multiplicities)."""
-    onehot_gold = np.zeros((d.gold.size, d.k), dtype=np.float64)
-    onehot_gold[np.arange(d.gold.size), d.gold] = 1.0
-    tables = np.einsum("ri,rik,ig->rkg", item_weights, answers, onehot_gold)
+def _column_sums(weights: FloatArray, codes: IntArray, size: int) -> FloatArray:
+    """``out[..., c] = sum of weights[..., i] over items i with codes[i] == c`` (codes < 0
+    left out), by sorted segments (no matrix product: BLAS threads contend on a busy host)."""
+    keep = np.flatnonzero(codes >= 0)
+    order = keep[np.argsort(codes[keep], kind="stable")]
+    out = np.zeros((*weights.shape[:-1], size), dtype=np.float64)
+    if order.size == 0:
+        return out
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
+    out[..., sorted_codes[starts]] = np.add.reduceat(weights[..., order], starts, axis=-1)
+    return out
+
+
+def _kappa(
+    d: Design, answers: FloatArray, item_weights: FloatArray, gold: IntArray | None = None
+) -> FloatArray:
+    """Kappa of the answer distributions against gold (or another column of reference codes,
+    -1 = none), per resample (item multiplicities)."""
+    weighted = (item_weights[:, :, None] * answers).transpose(0, 2, 1)  # r x k x n
+    tables = _column_sums(weighted, d.gold if gold is None else gold, d.k)  # r x k x k
     return kappa_from_counts(tables.reshape(len(item_weights), -1), d.k, d.wmat)
+
+
+def _single_expert_kappa(d: Design, answers: FloatArray, item_weights: FloatArray) -> FloatArray:
+    """The mean over single experts of the answers' kappa against each (like for like with
+    expert pairs), per resample; NaN without experts or where one kappa is undefined."""
+    if d.experts is None:
+        return np.full(len(item_weights), np.nan)
+    parts = [_kappa(d, answers, item_weights, column) for column in d.experts.T]
+    out: FloatArray = np.mean(parts, axis=0)
+    return out
 
 
 def _judge_kappas(d: Design, item_weights: FloatArray) -> FloatArray:
     """Each judge's kappa against gold over its answered items (resamples x judges)."""
-    n, judges = d.judges.shape
+    judges = d.judges.shape[1]
     out = np.empty((len(item_weights), judges), dtype=np.float64)
     for j in range(judges):
-        ok = d.judges[:, j] >= 0
-        cells = np.zeros((n, d.k * d.k), dtype=np.float64)
-        cells[np.flatnonzero(ok), d.judges[ok, j] * d.k + d.gold[ok]] = 1.0
-        out[:, j] = kappa_from_counts(item_weights @ cells, d.k, d.wmat)
+        codes = np.where(d.judges[:, j] >= 0, d.judges[:, j] * d.k + d.gold, -1)
+        out[:, j] = kappa_from_counts(_column_sums(item_weights, codes, d.k * d.k), d.k, d.wmat)
     return out
 
 
@@ -178,15 +225,17 @@ def cv_difference(
     repeats: int,
     rng: np.random.Generator,
     refit: bool = True,
-) -> tuple[FloatArray, FloatArray]:
-    """(weighted - equal, equal) kappa per row of ``unit_draws`` (resamples x units), the
-    weighted one out of fold and averaged over ``repeats`` random splits of the drawn units.
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(weighted - equal, equal, weighted against single experts) kappa per row of
+    ``unit_draws`` (resamples x units), the weighted ones out of fold and averaged over
+    ``repeats`` random splits of the drawn units (the last NaN without ``d.experts``).
     ``refit=False`` fits each split's weights once, on the sample (the draws then only
     resample the evaluation): the interval that holds weights fixed."""
     r = unit_draws.shape[0]
     item_w = unit_draws[:, d.units]
     equal = _kappa(d, _answers(d, np.ones((1, d.judges.shape[1]))), item_w)
     weighted = np.zeros(r, dtype=np.float64)
+    single = np.zeros(r, dtype=np.float64)
     for _ in range(repeats):
         shuffled = rng.random((r if refit else 1, d.n_units))
         fold_of_unit = np.argsort(np.argsort(shuffled, axis=1), axis=1) % folds  # rank % folds
@@ -198,14 +247,17 @@ def cv_difference(
             answers = _answers(d, weights)
             tables_answers += answers * test_items[:, :, None]
         weighted += _kappa(d, tables_answers, item_w)
+        single += _single_expert_kappa(d, tables_answers, item_w)
     weighted /= repeats
-    return weighted - equal, equal
+    return weighted - equal, equal, single / repeats
 
 
 @dataclass(frozen=True)
 class WeightedComparison:
     """The difference weighted - equal (estimate, two-sided interval, one-sided lower bound at
-    1 - ``ALPHA``) and its one-sided bootstrap p-value for H0: weighted <= equal."""
+    1 - ``ALPHA``) and its one-sided bootstrap p-value for H0: weighted <= equal; each
+    aggregate's agreement (the weighted one out of fold) with its interval from the same
+    resamples (``*_ci``; the weighted one includes the refitting)."""
 
     equal: float
     difference: float
@@ -216,6 +268,30 @@ class WeightedComparison:
     n: int
     units: int
     resamples: int
+    weighted: float = math.nan
+    equal_ci: tuple[float, float] = (math.nan, math.nan)
+    weighted_ci: tuple[float, float] = (math.nan, math.nan)
+    #: the weighted aggregate's mean kappa against single experts (out of fold), its
+    #: two-sided interval and one-sided lower bound at ``SINGLE_EXPERT_CONFIDENCE`` from the
+    #: same refit resamples (NaN without the experts' columns)
+    single_expert: float = math.nan
+    single_expert_ci: tuple[float, float] = (math.nan, math.nan)
+    single_expert_lower: float = math.nan
+
+
+def _lower(values: FloatArray, confidence: float) -> float:
+    """The one-sided percentile lower bound at ``confidence``; an undefined resample counts
+    at -1 (NaN when every resample is undefined for want of experts)."""
+    if not np.isfinite(values).any():
+        return math.nan
+    return float(np.quantile(np.where(np.isfinite(values), values, -1.0), 1 - confidence))
+
+
+def _interval(values: FloatArray) -> tuple[float, float]:
+    """The two-sided percentile interval at 1 - 2 ``ALPHA``; an undefined resample counts
+    at the bottom of the scale (-1), against the interval."""
+    low, high = np.quantile(np.where(np.isfinite(values), values, -1.0), [ALPHA, 1 - ALPHA])
+    return float(low), float(high)
 
 
 def compare_weighted(
@@ -226,19 +302,32 @@ def compare_weighted(
     n_resamples: int = 1000,
     seed: int = 0,
     refit: bool = True,
+    between: Callable[[], None] = lambda: None,
+    estimate_repeats: int | None = None,
 ) -> WeightedComparison:
     """The module docstring's comparison on one dimension. Resamples where either kappa is
-    undefined count against weighting (difference at its worst, -2)."""
+    undefined count against weighting (difference at its worst, -2). ``repeats`` splits per
+    resample, ``estimate_repeats`` (default: ``repeats``) for the estimate on the sample,
+    which costs one resample's worth each: more there steadies the estimate, while every
+    resample's own fresh split is already part of the bootstrap distribution. ``between`` is
+    called before every block of resamples (a caller that wants to stop raises there)."""
     rng = np.random.default_rng(seed)
-    diff, equal = cv_difference(
-        d, np.ones((1, d.n_units)), folds=folds, repeats=repeats, rng=rng, refit=refit
+    diff, equal, single = cv_difference(
+        d,
+        np.ones((1, d.n_units)),
+        folds=folds,
+        repeats=estimate_repeats or repeats,
+        rng=rng,
+        refit=refit,
     )
-    boot = np.concatenate(
-        [
-            cv_difference(d, draws, folds=folds, repeats=repeats, rng=rng, refit=refit)[0]
-            for draws in group_draws(d.n_units, n_resamples, seed + 1)
-        ]
-    )
+    pairs = []
+    for draws in group_draws(d.n_units, n_resamples, seed + 1):
+        between()
+        pairs.append(cv_difference(d, draws, folds=folds, repeats=repeats, rng=rng, refit=refit))
+    boot = np.concatenate([p[0] for p in pairs])
+    boot_equal = np.concatenate([p[1] for p in pairs])
+    boot_weighted = boot + boot_equal
+    boot_single = np.concatenate([p[2] for p in pairs])
     boot = np.where(np.isfinite(boot), boot, -2.0)
     low, high, lower = np.quantile(boot, [ALPHA, 1 - ALPHA, ALPHA])
     p = (1 + int(np.sum(boot <= 0))) / (n_resamples + 1)
@@ -252,6 +341,12 @@ def compare_weighted(
         n=int(d.gold.size),
         units=d.n_units,
         resamples=n_resamples,
+        weighted=float(diff[0] + equal[0]),
+        equal_ci=_interval(boot_equal),
+        weighted_ci=_interval(boot_weighted),
+        single_expert=float(single[0]),
+        single_expert_ci=_interval(boot_single),
+        single_expert_lower=_lower(boot_single, SINGLE_EXPERT_CONFIDENCE),
     )
 
 

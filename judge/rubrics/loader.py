@@ -92,11 +92,17 @@ def _message(error: Any) -> str:
     return msg.removeprefix("Value error, ")
 
 
+#: libyaml's safe loader where PyYAML was built with it: the pure-Python one took about a
+#: quarter second of CPU for the bundled rubrics, in every process and test module that loads
+#: them (issue 22)
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def parse_rubric(text: str, path: str) -> Rubric:
     """Parse and validate one rubric document; raise :class:`RubricInvalid` on any problem."""
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

@@ -29,11 +29,13 @@ from judge.services.calibration_insights import CalibrationInsights
 from judge.services.calibrations import CalibrationService
 from judge.services.canaries import CanaryService
 from judge.services.canary_drift import CanaryDrift
+from judge.services.economy import EconomyService
 from judge.services.jobs import CALIBRATION, JobService
 from judge.services.probes import PROBE, ProbeService
 from judge.services.runs import RunFollower
 from judge.services.scores import ScoreService
 from judge.services.scoring import NoProbeFlags, ProbeFlagLookup, Scorer, StaticCalibrations
+from judge.services.sessions import SessionService
 from judge.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -53,8 +55,10 @@ class ServiceRuntime:
     probes: ProbeService
     batches: BatchService
     scores: ScoreService
+    sessions: SessionService
     call_cache: SqlCallCache | None = None
     llm_paths: RoutingClient | None = None
+    economy: EconomyService | None = None
 
     @staticmethod
     def is_outage(exc: BaseException) -> bool:
@@ -94,7 +98,12 @@ def call_retry_policy(settings: Settings) -> RetryPolicy:
 
 def configured_prices(settings: Settings) -> dict[str, ModelPrice]:
     """USD per million tokens for models the price map does not know (``prices:``)."""
-    return {m: ModelPrice(p.input_per_mtok, p.output_per_mtok) for m, p in settings.prices.items()}
+    return {
+        m: ModelPrice(
+            p.input_per_mtok, p.output_per_mtok, p.cached_input_per_mtok, p.cache_write_per_mtok
+        )
+        for m, p in settings.prices.items()
+    }
 
 
 def routing_client(settings: Settings) -> RoutingClient:
@@ -139,19 +148,24 @@ def check_policies(registry: RubricRegistry, scorer: Scorer) -> None:
 
 
 def build_runtime(
-    settings: Settings, *, runs_jobs: bool = True, stored: bool = True
+    settings: Settings,
+    *,
+    runs_jobs: bool = True,
+    stored: bool = True,
+    database: Database | None = None,
 ) -> ServiceRuntime:
     """Build everything; call ``close()`` when done.
 
     ``runs_jobs=False`` (the API in Celery mode): no LLM client, and panels are resolved but
     never called. ``stored=False`` (``judge score`` without a migrated database): scoring uses
     no call cache, no stored calibrations and no probe flags (reliability from the rubrics'
-    published priors), and nothing is written.
+    published priors), and nothing is written. ``database``: one already built (a test's
+    small pool), else one for ``settings.database_url``.
     """
     simulator_url = settings.simulator.url
     if not runs_jobs:
         simulator_url = simulator_url or NOT_CALLED_HERE
-    database = Database(settings.database_url)
+    database = database or Database(settings.database_url)
     registry = RubricRegistry.from_directory(settings.rubrics_dir)
     limiter = ModelLimiter(settings.limits, settings.redis_url)
     client: ChatClient
@@ -196,4 +210,6 @@ def build_runtime(
         probes=probes,
         batches=BatchService(jobs),
         scores=ScoreService(jobs),
+        sessions=SessionService(jobs),
+        economy=EconomyService(jobs) if runs_jobs else None,
     )

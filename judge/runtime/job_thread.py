@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Sequence
 
 from judge.loop_thread import LoopThread
+from judge.persistence.tables import ScoreJob
 from judge.runtime.composition import ServiceRuntime, build_runtime
 from judge.runtime.in_process import InProcessRunner, JobWaiter
 from judge.settings import Settings
@@ -25,9 +26,10 @@ class _NotifyAcross:
     def __init__(self, waiter: JobWaiter, loop: asyncio.AbstractEventLoop) -> None:
         self._waiter, self._loop = waiter, loop
 
-    def notify(self, job_id: str) -> None:
+    def notify(self, job_id: str, job: ScoreJob | None = None) -> None:
+        """``job`` (the row as just stored) is handed over: this thread no longer uses it."""
         if not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._waiter.notify, job_id)
+            self._loop.call_soon_threadsafe(self._waiter.notify, job_id, job)
 
 
 class JobThread:
@@ -50,7 +52,10 @@ class JobThread:
         async def open_runner() -> None:
             self._runtime = build_runtime(self._settings)
             self._runner = InProcessRunner(
-                self._runtime.jobs, notify, concurrency=self._settings.worker.concurrency
+                self._runtime.jobs,
+                notify,
+                concurrency=self._settings.worker.concurrency,
+                economy=self._runtime.economy,
             )
             await self._runner.start()
 
@@ -60,6 +65,14 @@ class JobThread:
         if self._thread is None or self._runner is None:
             raise RuntimeError("the job thread is not started")
         await self._thread.call(self._runner.dispatch(list(job_ids), interactive=interactive))
+
+    async def dispatch_claimed(self, jobs: Sequence[ScoreJob]) -> None:
+        """Jobs inserted already claimed for this process's runner
+        (:meth:`InProcessRunner.dispatch_claimed`); handed over: the caller no longer
+        uses these rows."""
+        if self._thread is None or self._runner is None:
+            raise RuntimeError("the job thread is not started")
+        await self._thread.call(self._runner.dispatch_claimed(list(jobs)))
 
     async def stop(self) -> None:
         if self._thread is None:

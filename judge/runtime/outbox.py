@@ -15,6 +15,7 @@ from datetime import timedelta
 
 from judge.persistence import idempotency
 from judge.persistence import jobs as repo
+from judge.persistence.rounds import Rounds
 from judge.persistence.tables import utcnow
 from judge.services.jobs import Dispatcher, JobService
 
@@ -28,10 +29,44 @@ SEND_CHUNK = 500
 PURGE_EVERY_S = 600.0
 
 
+class ClearBehind:
+    """Outbox rows of jobs already in their runner's hands, deleted off the sender's path,
+    many sends' rows per statement (:class:`~judge.persistence.rounds.Rounds`). A row left
+    behind (a failed delete, a crash first) only lets the drainer send its job again, which
+    is harmless: claims are guarded."""
+
+    def __init__(self, jobs: JobService) -> None:
+        self._jobs = jobs
+        self._rounds: Rounds[Sequence[str], None] = Rounds(self._clear)
+        self._clearing: set[asyncio.Task[None]] = set()
+
+    def clear(self, job_ids: Sequence[str]) -> None:
+        if not job_ids:
+            return
+        task = asyncio.create_task(self._rounds.submit(list(job_ids)))
+        self._clearing.add(task)
+        task.add_done_callback(self._cleared)
+
+    async def _clear(self, rounds: Sequence[Sequence[str]]) -> list[None]:
+        await self._jobs.mark_sent([job_id for job_ids in rounds for job_id in job_ids])
+        return [None] * len(rounds)
+
+    def _cleared(self, task: asyncio.Task[None]) -> None:
+        self._clearing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not clear outbox rows (the drainer sends them again, harmless)")
+
+    async def close(self) -> None:
+        """Wait for the deletes under way (at shutdown)."""
+        await asyncio.gather(*self._clearing, return_exceptions=True)
+
+
 class OutboxDispatcher:
     """Send through ``inner`` (which raises when it cannot) in chunks of ``chunk`` jobs,
     clearing each chunk's outbox rows once it is sent; a failed send is logged and its chunk
-    and the rest are left to the drainer."""
+    and the rest are left to the drainer. An interactive send (a single score, maybe waited
+    for) has its row cleared behind, off the caller's path, many sends' rows per statement:
+    until then the drainer may send it again, which is harmless."""
 
     def __init__(self, inner: Dispatcher, jobs: JobService, *, chunk: int = SEND_CHUNK) -> None:
         self._inner = inner
@@ -39,6 +74,7 @@ class OutboxDispatcher:
         self._chunk = chunk
         #: jobs a dispatch of this process is still sending (their rows are not the drainer's)
         self.sending: set[str] = set()
+        self._behind = ClearBehind(jobs)
 
     async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         unsent = list(job_ids)
@@ -55,12 +91,19 @@ class OutboxDispatcher:
                     )
                     return
                 self.sending.difference_update(part)
+                if interactive:
+                    self._behind.clear(part)
+                    continue
                 try:
                     await self._jobs.mark_sent(part)
                 except Exception:  # the drainer sends them again: a harmless duplicate
                     log.warning("could not clear %d outbox row(s)", len(part), exc_info=True)
         finally:
             self.sending.difference_update(unsent)
+
+    async def close(self) -> None:
+        """Finish clearing the rows of sent jobs (at shutdown)."""
+        await self._behind.close()
 
 
 class OutboxDrainer:

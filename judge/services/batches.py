@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from judge.domain.batch_summary import BatchSummary, ItemRow, digest, item_row
+from judge.domain.batch_summary import BatchSummary, ItemRow, digest, item_row, total_usage
 from judge.domain.escalations import Escalation, EscalationsView, escalated_dimensions
 from judge.domain.listing import ListFilter
 from judge.domain.principal import Principal
@@ -26,16 +26,18 @@ from judge.domain.wire import (
     RejectionPage,
     RubricRef,
 )
-from judge.errors import BatchNotFound, BatchTooLarge, ItemInvalid, PanelNotFound
+from judge.errors import BatchNotFound, BatchTooLarge, ItemInvalid
+from judge.persistence import economy as economy_repo
 from judge.persistence import jobs as repo
 from judge.persistence import listings
 from judge.persistence.jobs import BatchProgress
 from judge.persistence.tables import Batch, ScoreJob
 from judge.services.access import check_readable, readable_owners
+from judge.services.economy import MODES, check_economy_panel, economy_progress, hold
 from judge.services.idempotency import IdempotencyKey, Submission
 from judge.services.jobs import JobService
 from judge.services.scores import job_view
-from judge.services.submission import Intake, Persisted, submit_and_wait
+from judge.services.submission import Admission, Intake, Persisted, submit_and_wait
 
 #: one line of a batch's results
 ResultLine = CompletedLine | JobStatusLine
@@ -58,13 +60,20 @@ class BatchService:
         panel_name: str | None,
         lines: Sequence[tuple[int, Any | Rejection]],
         idempotency: IdempotencyKey | None = None,
+        mode: str = "interactive",
     ) -> BatchView:
         """Submit numbered lines (items, or the rejections of lines that could not be read).
 
         At most ``max_batch_items`` lines, and never more than the per-key queue quota (a
         batch that no wait could admit is too large, not a 429 to retry). The lines are
         validated in a thread, off the event loop; only the valid ones count against the
-        quota."""
+        quota. ``mode="economy"``: the jobs are held for the providers' batch APIs
+        (:mod:`judge.services.economy`) instead of being dispatched."""
+        if mode not in MODES:
+            raise ItemInvalid("mode", f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+        economy = mode == economy_repo.ECONOMY
+        if economy:
+            check_economy_panel(self.jobs.panel(panel_name))
         api = self.jobs.settings.api
         limit = min(api.max_batch_items, api.max_queued_per_key)
         if len(lines) > limit:
@@ -81,8 +90,16 @@ class BatchService:
             )
         )
 
-        async def persist(record: Submission | None) -> Persisted:
-            batch, job_ids = await self.jobs.store_batch(prepared, idempotency=record)
+        if economy:
+            hold(prepared)
+
+        async def persist(record: Submission | None, admission: Admission) -> Persisted:
+            batch, job_ids = await self.jobs.store_batch(
+                prepared, idempotency=record, before=admission.in_session
+            )
+            if economy:  # held: the economy poller releases them, nothing is dispatched now
+                await self.jobs.mark_sent(job_ids)
+                return Persisted(batch.id, ())
             return Persisted(batch.id, job_ids)
 
         submitted = await submit_and_wait(
@@ -128,8 +145,14 @@ class BatchService:
         batch, progress = await self._readable(who, batch_id)
         rejections = json.loads(batch.rejections_json)
         more = len(rejections) > REJECTIONS_SHOWN
+        counts = _counts(batch, progress)
+        economy = None
+        if batch.mode == economy_repo.ECONOMY:
+            economy = await economy_progress(self.jobs, batch.id)
+            counts["queued"] += economy.held  # waiting for their provider batches
         return BatchView(
-            **_counts(batch, progress),
+            **counts,
+            economy=economy,
             rejections=rejections[:REJECTIONS_SHOWN],
             rejections_next=(
                 f"/v1/batches/{batch.id}/rejections?offset={REJECTIONS_SHOWN}" if more else None
@@ -151,10 +174,7 @@ class BatchService:
         )
 
     def _listing(self, batch: Batch, progress: BatchProgress) -> BatchListing:
-        try:
-            simulated = self.jobs.panel(batch.panel_name).includes_simulator
-        except PanelNotFound:  # a panel no longer configured
-            simulated = False
+        simulated = self.jobs.simulated_panel(batch.panel_name)
         return BatchListing(**_counts(batch, progress), simulated=simulated)
 
     async def cancel(self, who: Principal, batch_id: str) -> BatchView:
@@ -165,6 +185,8 @@ class BatchService:
             raise BatchNotFound(batch_id)
         async with self.jobs.database.session() as session:
             await repo.fail_queued(session, batch_id, CANCELLED)
+            if batch.mode == economy_repo.ECONOMY:
+                await economy_repo.fail_held(session, batch_id, CANCELLED)
         return await self.view(who, batch_id)
 
     async def rows(self, who: Principal, batch_id: str, page: int) -> list[ItemRow]:
@@ -203,6 +225,7 @@ class BatchService:
             failed=view.failed,
             simulated=any(r.simulated for r in rows),
             dimensions=digest(rows),
+            usage=total_usage(rows),
         )
         return summary, rows
 
@@ -260,10 +283,10 @@ class BatchService:
             after = jobs[-1].position if jobs[-1].position is not None else after + page
 
 
-def _counts(batch: Batch, progress: BatchProgress) -> dict[str, Any]:
-    """What the view and the listing of a batch show alike."""
+def progress_fields(batch: Batch, progress: BatchProgress) -> dict[str, Any]:
+    """A batch's status, rubric, panel and job counts: what a batch's view and listing and a
+    session's listing show alike."""
     return {
-        "id": batch.id,
         "status": progress.status,
         "rubric": RubricRef(
             id=batch.rubric_id, version=batch.rubric_version, hash=batch.rubric_hash
@@ -274,6 +297,15 @@ def _counts(batch: Batch, progress: BatchProgress) -> dict[str, Any]:
         "running": progress.running,
         "completed": progress.completed,
         "failed": progress.failed,
+    }
+
+
+def _counts(batch: Batch, progress: BatchProgress) -> dict[str, Any]:
+    """What the view and the listing of a batch show alike."""
+    return {
+        "id": batch.id,
+        **progress_fields(batch, progress),
         "rejected": batch.rejected,
         "created_at": batch.created_at.isoformat(),
+        "mode": batch.mode,
     }

@@ -15,17 +15,20 @@ import anyio.to_thread
 from judge.calibration import (
     DEFAULT_FOLDS,
     DEFAULT_REPEATS,
-    DEFAULT_RESAMPLES,
+    REFIT_RESAMPLES,
     RESAMPLE_SEED,
+    apply_holm,
     calibration_plan,
     compare_aggregation,
     labelled_with_consensus,
     metric_name,
+    panel_engines,
 )
 from judge.domain.calibration_report import CalibrationReport
 from judge.domain.principal import Principal
 from judge.errors import CalibrationNotFound, CalibrationNotReady, ItemInvalid
 from judge.persistence import jobs as repo
+from judge.reliability import DEFAULT_ASSURANCE
 from judge.services.access import can_read, check_readable
 from judge.services.calibrations import CalibrationService, run_items
 
@@ -42,7 +45,7 @@ class CalibrationInsights:
         folds: int = DEFAULT_FOLDS,
         repeats: int = DEFAULT_REPEATS,
         seed: int = RESAMPLE_SEED,
-        resamples: int = DEFAULT_RESAMPLES,
+        resamples: int = REFIT_RESAMPLES,
     ) -> dict[str, Any]:
         """Equal vs weighted aggregation on a completed run, per dimension, cross-validated."""
         jobs = self.calibrations.jobs
@@ -59,13 +62,13 @@ class CalibrationInsights:
         stop = threading.Event()
 
         def compare_all() -> dict[str, Any]:
-            dims: dict[str, Any] = {}
+            comparisons = {}
             for dim in rubric.dimensions:
                 if metric_name(dim) is None:
                     continue
                 _, labelled, gold = labelled_with_consensus(dim, end_to_end)
                 if labelled:
-                    comparison = compare_aggregation(
+                    comparisons[dim.id] = compare_aggregation(
                         dim,
                         labelled,
                         gold,
@@ -77,12 +80,13 @@ class CalibrationInsights:
                         resamples=resamples,
                         should_stop=stop.is_set,
                     )
-                    stored = report.dimensions.get(dim.id)
-                    # decided when the run was stored
-                    comparison.auto = (
-                        stored.aggregation.auto if stored and stored.aggregation else None
-                    )
-                    dims[dim.id] = comparison.model_dump(mode="json")
+            apply_holm(comparisons)  # decided across the rubric's dimensions
+            dims: dict[str, Any] = {}
+            for dim_id, comparison in comparisons.items():
+                stored = report.dimensions.get(dim_id)
+                # decided when the run was stored
+                comparison.auto = stored.aggregation.auto if stored and stored.aggregation else None
+                dims[dim_id] = comparison.model_dump(mode="json")
             return dims
 
         # cross-validated bootstraps take seconds: off the event loop (an API serves on it);
@@ -137,8 +141,11 @@ class CalibrationInsights:
         pool_batch: str | None = None,
         budget: int | None = None,
         seed: int = 0,
+        assurance: float = DEFAULT_ASSURANCE,
     ) -> dict[str, Any]:
         """The labelling plan of a rubric and panel (see :mod:`judge.calibration._plan`)."""
+        if not 0.5 <= assurance <= 0.99:
+            raise ItemInvalid("assurance", f"must be between 0.5 and 0.99, got {assurance}")
         jobs = self.calibrations.jobs
         rubric = jobs.rubric(rubric_id)
         panel = jobs.panel(panel_name)
@@ -154,6 +161,15 @@ class CalibrationInsights:
         found = await jobs.scorer.calibrations.latest(
             rubric, panel, policy.min_items, owner=who.owner
         )
+        engines: dict[str, Any] = {}
+        for run_id in sorted({c.run_id for c in found.values()}):
+            try:
+                _, run_scored = await run_items(jobs.database, run_id)
+            except CalibrationNotFound:  # the run is gone: its dimensions get no figure
+                continue
+            dims = [d for d, c in found.items() if c.run_id == run_id]
+            engines |= panel_engines(rubric, run_scored, dims)
+
         plan = functools.partial(
             calibration_plan,
             rubric,
@@ -165,5 +181,7 @@ class CalibrationInsights:
             pool=pool,
             budget=budget,
             seed=seed,
+            engines=engines,
+            assurance=assurance,
         )
         return await anyio.to_thread.run_sync(plan)

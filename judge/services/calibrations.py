@@ -33,6 +33,7 @@ from judge.calibration import (
     add_guarantees,
     calibration_report,
     call_cost,
+    copied_expert_column,
     intra_judge_stability,
     largest_disagreements,
 )
@@ -103,6 +104,19 @@ def normalise_labels(
     return out
 
 
+def refuse_copied_experts(rubric: Rubric, labels: Sequence[dict[str, dict[str, Any]]]) -> None:
+    """ItemInvalid naming the copy when one expert's column repeats another's on enough items
+    (:mod:`judge.calibration._copied_experts`): one annotator is not two experts."""
+    copied = copied_expert_column(rubric, labels)
+    if copied is not None:
+        raise ItemInvalid(
+            f"items[{copied.first}].labels.{copied.copy}.{copied.dimension}",
+            f"expert {copied.copy!r} repeats expert {copied.original!r} on "
+            f"{copied.dimension} ({copied.reason}): one annotator under two names is one "
+            "expert; remove the copy or give the second annotator's own labels",
+        )
+
+
 @dataclass
 class CalibrationService(BatchRuns[CalibrationView]):
     table: ClassVar[type[CalibrationRun]] = CalibrationRun
@@ -153,6 +167,7 @@ class CalibrationService(BatchRuns[CalibrationView]):
                 )
             participants = tuple(p.id for p in item.clients)
             labelled.append((entry, normalise_labels(rubric, entry.labels, prefix, participants)))
+        refuse_copied_experts(rubric, [labels for _, labels in labelled])
         batch = Batch(
             id=new_id(),
             rubric_id=rubric.id,
@@ -240,17 +255,12 @@ class CalibrationService(BatchRuns[CalibrationView]):
         simulated = run.simulated or replies_simulated(finished.jobs)
         # bootstrap CIs take seconds on large runs: off the event loop (an API serves on it)
         policy = self.jobs.scorer.policy(rubric)
-        report = await anyio.to_thread.run_sync(
-            functools.partial(
-                calibration_report,
-                rubric,
-                items,
-                judges,
-                run.id,
-                policy=policy,
-                simulated=simulated,
-            )
+        build = functools.partial(
+            calibration_report, rubric, items, judges, run.id, policy=policy, simulated=simulated
         )
+        if self.jobs.settings.calibration_resamples is not None:  # else the report's own
+            build = functools.partial(build, resamples=self.jobs.settings.calibration_resamples)
+        report = await anyio.to_thread.run_sync(build)
         report = add_guarantees(
             report,
             rubric,
@@ -421,7 +431,18 @@ def _scored(job: ScoreJob, labels: dict[str, dict[str, Any]]) -> ScoredItem:
         given=item.get("given") or {},
         judge_samples=samples,
         llm_calls=llm_calls,
+        position=_position(item.get("metadata")),
     )
+
+
+def _position(metadata: object) -> tuple[int, int] | None:
+    """A session checkpoint's (row, rows) from its metadata (RESCUE-BENCH items have both)."""
+    if not isinstance(metadata, dict):
+        return None
+    row, rows = metadata.get("row_index"), metadata.get("rows")
+    if isinstance(row, int) and isinstance(rows, int) and 1 <= row <= rows:
+        return row, rows
+    return None
 
 
 def _content(raw: Any) -> str | None:

@@ -13,8 +13,8 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any, Protocol
 
@@ -24,13 +24,16 @@ from judge import metrics
 from judge.domain.result import ScoreResult
 from judge.domain.rubric import Rubric
 from judge.domain.wire import Rejection
-from judge.errors import ItemInvalid, JudgeError, JudgeMisconfigured
+from judge.errors import ItemInvalid, JudgeError, JudgeMisconfigured, PanelNotFound
 from judge.llm.cache import cache_partition
 from judge.panel.run import Panel
 from judge.persistence import jobs as repo
 from judge.persistence.database import Database
+from judge.persistence.economy import ECONOMY
+from judge.persistence.job_rounds import JobRounds
 from judge.persistence.tables import Batch, ScoreJob, utcnow
 from judge.rubrics import RubricRegistry
+from judge.services.economy_client import EconomyClient, batch_prices
 from judge.services.idempotency import Submission
 from judge.services.panels import panel_spec, resolve_panel
 from judge.services.scoring import Scorer, validate_for_rubric
@@ -49,6 +52,15 @@ class Dispatcher(Protocol):
     async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None: ...
 
 
+class ClaimedRunner(Protocol):
+    """A runner in this process: it takes jobs inserted already claimed for it
+    (:func:`~judge.persistence.jobs.claimed_at_insert`; no outbox row, no claim), as rows.
+    A restart of the process finds them as running jobs and redoes them; so does the
+    sweeper once their lease lapses."""
+
+    async def dispatch_claimed(self, jobs: Sequence[ScoreJob]) -> None: ...
+
+
 class BatchFollower(Protocol):
     """Told of every finished job of a batch (calibration and probe runs finish this way)."""
 
@@ -58,10 +70,31 @@ class BatchFollower(Protocol):
         """Finish what a stopped process left undone after a batch's last job."""
 
 
-class CompletionWaiter(Protocol):
-    async def wait(self, job_ids: Sequence[str], timeout: float) -> None: ...
+#: finished jobs by id, as their notices carried them (the rows as just stored)
+FinishedJobs = Mapping[str, ScoreJob]
 
-    def notify(self, job_id: str) -> None: ...
+
+class Expectation(Protocol):
+    """A wait registered before its jobs were dispatched (:meth:`CompletionWaiter.expect`)."""
+
+    async def wait(self, timeout: float) -> Mapping[str, ScoreJob]:
+        """Until every job is finished or ``timeout`` passes; the finished jobs whose notice
+        carried the row as stored (in-process runners hand it over: no read needed)."""
+
+    def close(self) -> None:
+        """Stop waiting (nothing is left behind)."""
+
+
+class CompletionWaiter(Protocol):
+    async def wait(self, job_ids: Sequence[str], timeout: float) -> Mapping[str, ScoreJob]:
+        """For jobs that may have finished already (it looks at the database first)."""
+
+    def expect(self, job_ids: Sequence[str]) -> Expectation:
+        """Register a wait now, before the jobs are dispatched: no notice can be missed, so
+        no look at the database is needed."""
+
+    def notify(self, job_id: str, job: ScoreJob | None = None) -> None:
+        """``job_id`` finished; ``job``, when given, is its row as just stored."""
 
 
 @dataclass
@@ -109,6 +142,21 @@ class JobService:
     #: jobs this process claimed whose run failed while the database was down, so their
     #: claim could not be handed back: released (and re-sent) as soon as it answers again
     orphans: set[str] = field(default_factory=set)
+    #: batch id -> its mode (a batch's mode never changes; read once per batch)
+    _batch_modes: dict[str, str] = field(default_factory=dict)
+    _rounds: JobRounds | None = None
+
+    @property
+    def rounds(self) -> JobRounds:
+        """Claims and results of this process's jobs, gathered into rounds (one statement
+        claims the jobs runners take together; one transaction stores the results that
+        finish together)."""
+        if self._rounds is None:
+            worker = self.settings.worker
+            self._rounds = JobRounds(
+                self.database, lease_s=worker.lease_s, max_attempts=worker.max_attempts
+            )
+        return self._rounds
 
     # -- panels and rubrics -----------------------------------------------------------------
     def panel(self, name: str | None) -> Panel:
@@ -118,6 +166,13 @@ class JobService:
                 self.settings, spec, name=chosen, simulator_url=self.simulator_url
             )
         return self._panels[chosen]
+
+    def simulated_panel(self, name: str) -> bool:
+        """Whether the named panel includes a simulator persona (False: no longer configured)."""
+        try:
+            return self.panel(name).includes_simulator
+        except PanelNotFound:
+            return False
 
     def rubric(self, rubric_id: str, version: str | None = None) -> Rubric:
         return self.registry.get(rubric_id, version)
@@ -152,17 +207,25 @@ class JobService:
         version: str | None = None,
         owner: str | None = None,
         idempotency: Submission | None = None,
+        claimed: bool = False,
+        before: repo.BeforeInsert | None = None,
     ) -> ScoreJob:
         """Validate and persist one item; the caller dispatches after this returns.
-        ``idempotency`` is recorded in the same transaction."""
+        ``idempotency`` is recorded in the same transaction; ``before`` (the quota's counts)
+        runs in its session first. ``claimed``: for a runner of this process
+        (:class:`ClaimedRunner`), the job is inserted claimed by it, with no outbox row."""
         rubric = self.rubric(rubric_id, version)
         panel = self.panel(panel_name)
         item = self.validate(raw_item, rubric)
         job = self._job(rubric, panel, raw_item, item.id, owner_key_id=owner)
+        if claimed:
+            repo.claimed_at_insert(job, lease_s=self.settings.worker.lease_s)
         parents: list[Any] = []
         if idempotency is not None:
             parents.append(idempotency.row(job.id))
-        refused = await repo.insert_skipping_refused(self.database, parents, [job])
+        refused = await repo.insert_skipping_refused(
+            self.database, parents, [job], outbox=not claimed, before=before
+        )
         if refused:
             raise ItemInvalid("item", DB_REFUSED.format(refused[0]))
         metrics.job_submitted(rubric.id)
@@ -221,9 +284,16 @@ class JobService:
         return prepared
 
     async def store_batch(
-        self, prepared: PreparedBatch, *, idempotency: Submission | None = None
+        self,
+        prepared: PreparedBatch,
+        *,
+        idempotency: Submission | None = None,
+        along: Sequence[Any] = (),
+        before: repo.BeforeInsert | None = None,
     ) -> tuple[Batch, list[str]]:
-        """Persist a prepared batch; a job the database refuses becomes a rejection."""
+        """Persist a prepared batch (and ``along``, rows that refer to it, e.g. a session);
+        a job the database refuses becomes a rejection. ``before`` (the quota's counts) runs
+        in the insert's session first."""
         batch, jobs, rejections = prepared.batch, prepared.jobs, list(prepared.rejections)
 
         def count(refused: dict[int, str]) -> None:
@@ -237,11 +307,11 @@ class JobService:
             batch.rejections_json = json.dumps([r.model_dump() for r in found])
 
         count({})
-        parents: list[Any] = [batch]
+        parents: list[Any] = [batch, *along]
         if idempotency is not None:
             parents.append(idempotency.row(batch.id))
         refused = await repo.insert_skipping_refused(
-            self.database, parents, jobs, before_commit=count
+            self.database, parents, jobs, before_commit=count, before=before
         )
         accepted = [j.id for i, j in enumerate(jobs) if i not in refused]
         metrics.job_submitted(prepared.rubric_id, len(accepted))
@@ -265,18 +335,27 @@ class JobService:
     # -- run ---------------------------------------------------------------------------------
     async def run_job(self, job_id: str) -> bool:
         """Score one job if it can be claimed. Returns True when this call finished it."""
-        with tracer().start_as_current_span("judge.job", attributes={"judge.job_id": job_id}):
-            return await self._run_job(job_id)
+        return await self.run(job_id) is not None
 
-    async def _run_job(self, job_id: str) -> bool:
+    async def run(self, job_id: str, *, claimed: ScoreJob | None = None) -> ScoreJob | None:
+        """Score one job if it can be claimed: the job as this call finished it (completed,
+        its result as stored; or failed), else None. ``claimed``: the job as inserted already
+        claimed for this process (:func:`~judge.persistence.jobs.claimed_at_insert`); it is
+        run without a claim while most of its lease is left, else claimed as usual."""
+        with tracer().start_as_current_span("judge.job", attributes={"judge.job_id": job_id}):
+            return await self._run_job(job_id, claimed)
+
+    async def _run_job(self, job_id: str, claimed: ScoreJob | None = None) -> ScoreJob | None:
         lease = self.settings.worker.lease_s
+        if claimed is not None:
+            # waited long in the runner's queue: the lease is renewed first (if still ours)
+            if _lease_left(claimed) < lease / 2 and not await self._keep_claim(claimed, lease):
+                return None  # it lapsed and another run claimed it
+            return await self._run_claimed(repo.Claim(repo.CLAIMED, claimed), lease)
         if job_id in self.orphans:
             await self._release(job_id)
         try:
-            async with self.database.session() as session:
-                claim = await repo.claim_job(
-                    session, job_id, lease_s=lease, max_attempts=self.settings.worker.max_attempts
-                )
+            claim = await self.rounds.claim(job_id)
         except Exception:
             # the claim may have committed before the connection died: if so, nobody runs
             # the job until its lease lapses. Release it once the database is back (a claim
@@ -289,14 +368,20 @@ class JobService:
             # busy: someone's claim holds it. If that claim is our own lost one (an orphan
             # whose release just failed), it must stay an orphan, or nobody hands it back
             # before its lease lapses (measured: a minute, in test_faults)
-            return False
+            return None
         self.orphans.discard(job_id)
+        return await self._run_claimed(claim, lease)
+
+    async def _run_claimed(self, claim: repo.Claim, lease: float) -> ScoreJob | None:
+        job = claim.job
+        assert job is not None
+        job_id = job.id
         if claim.outcome == repo.EXHAUSTED:
             log.error("job %s: %s", job_id, job.error)
             metrics.job_finished(job.rubric_id, "failed")
             if job.batch_id:
                 await self._tell_follower(job)
-            return True
+            return job
         trace.get_current_span().set_attributes(
             {"judge.rubric": job.rubric_id, "judge.panel": job.panel_name}
         )
@@ -310,15 +395,17 @@ class JobService:
             panel = self.panel(job.panel_name)
             every_stage = await self._in_calibration(job, panel)
         except JudgeError as exc:
+            error = f"invalid_job: {exc.message}"
             async with self.database.session() as session:
-                await repo.fail_job(session, job_id, f"invalid_job: {exc.message}")
+                await repo.fail_job(session, job_id, error)
             metrics.job_finished(job.rubric_id, "failed")
-            return True
+            return _as_failed(job, error)
         started = time.perf_counter()
         renew = asyncio.create_task(self._keep_lease(job_id, lease))
         try:
+            scorer = await self._scorer_for(job)
             with metrics.job_running(rubric.id), cache_partition(job.owner_key_id):
-                result = await self.scorer.score(
+                result = await scorer.score(
                     rubric,
                     item,
                     panel,
@@ -328,8 +415,7 @@ class JobService:
                 )
             finished = await self._store(job, result)
         except JudgeMisconfigured as exc:
-            await self._stop_misconfigured(job, exc)
-            return True
+            return _as_failed(job, await self._stop_misconfigured(job, exc))
         except Exception:
             # hand the job back at once, so a retry need not wait for the lease to lapse
             await self._release(job_id)
@@ -340,7 +426,34 @@ class JobService:
             metrics.job_finished(rubric.id, "completed", time.perf_counter() - started)
         if finished and job.batch_id:
             await self._tell_follower(job)
-        return finished
+        return job if finished else None
+
+    async def _keep_claim(self, job: ScoreJob, lease: float) -> bool:
+        async with self.database.session() as session:
+            kept = await repo.keep_claim(session, job, lease_s=lease)
+        if not kept:
+            log.warning("job %s: its claim lapsed while queued; another run has it", job.id)
+        return kept
+
+    async def _scorer_for(self, job: ScoreJob) -> Scorer:
+        """The scorer, or for an economy batch's job one whose calls are answered from its
+        provider batches first (:mod:`judge.services.economy_client`)."""
+        if job.batch_id is None:
+            return self.scorer
+        mode = self._batch_modes.get(job.batch_id)
+        if mode is None:
+            async with self.database.session() as session:
+                batch = await repo.get_batch(session, job.batch_id)
+            mode = batch.mode if batch is not None else "interactive"
+            if len(self._batch_modes) > 10_000:
+                self._batch_modes.clear()
+            self._batch_modes[job.batch_id] = mode
+        if mode != ECONOMY:
+            return self.scorer
+        client = EconomyClient(
+            self.scorer.client, self.database, job.batch_id, batch_prices(self.settings)
+        )
+        return replace(self.scorer, client=client)
 
     async def _in_calibration(self, job: ScoreJob, panel: Panel) -> bool:
         """A cascade panel's calibration item, which every stage must score."""
@@ -351,20 +464,26 @@ class JobService:
         return batch is not None and batch.kind == CALIBRATION
 
     async def _store(self, job: ScoreJob, result: ScoreResult) -> bool:
+        """Store the result (in a round: :class:`JobRounds`); once stored, ``job`` is left as
+        its row now is, for a waiter in this process to answer from without reading it."""
         for call in result.calls:
             metrics.observe_call_record(call)
         metrics.observe_result(job.rubric_id, result)
         payload = result.model_dump(mode="json", exclude={"calls"})
         payload["id"] = job.id
         payload["item_id"] = job.item_id
-        async with self.database.session() as session:
-            return await repo.finish_job(
-                session,
+        result_json = json.dumps(payload, ensure_ascii=False)
+        stored = await self.rounds.finish(
+            repo.Finished(
                 job.id,
-                result_json=json.dumps(payload, ensure_ascii=False),
+                result_json=result_json,
                 calls=result.calls,
                 ratings_by_model=_ratings_by_model(result),
             )
+        )
+        if stored:
+            job.status, job.result_json, job.lease_until = repo.COMPLETED, result_json, None
+        return stored
 
     async def _release(self, *job_ids: str) -> bool:
         """Hand claims back; when the database cannot be reached, remember the jobs as
@@ -389,8 +508,9 @@ class JobService:
         log.info("re-sending %d job(s) orphaned by an outage", len(orphans))
         return orphans
 
-    async def _stop_misconfigured(self, job: ScoreJob, exc: JudgeMisconfigured) -> None:
-        """Fail this job and the rest of its batch: every item would fail the same way."""
+    async def _stop_misconfigured(self, job: ScoreJob, exc: JudgeMisconfigured) -> str:
+        """Fail this job and the rest of its batch: every item would fail the same way.
+        Returns the job's error."""
         log.error("job %s: %s", job.id, exc.message)
         self.misconfigured = exc
         message = f"judge_misconfigured: {exc.message}"
@@ -403,6 +523,7 @@ class JobService:
             log.error("batch %s stopped: %d queued job(s) failed", job.batch_id, stopped)
         if job.batch_id:
             await self._tell_follower(job)
+        return message
 
     async def _tell_follower(self, job: ScoreJob) -> None:
         if self.follower is None:
@@ -474,7 +595,7 @@ class JobService:
     async def queue_counts(self, owner: str | None) -> tuple[int, int]:
         """(items queued in all, unfinished items of ``owner``), for the API's quotas."""
         async with self.database.session() as session:
-            return await repo.count_queued(session), await repo.count_unfinished(session, owner)
+            return await repo.queue_counts(session, owner)
 
     async def queue_depth(self) -> int:
         async with self.database.session() as session:
@@ -511,6 +632,19 @@ def _ratings_by_model(result: ScoreResult) -> dict[str, dict[str, Any]]:
                 else {"abstained": judge.reason, "detail": judge.detail}
             )
     return out
+
+
+def _lease_left(job: ScoreJob) -> float:
+    """Seconds until ``job``'s lease (as this process holds it) lapses."""
+    if job.lease_until is None:
+        return 0.0
+    return (job.lease_until - utcnow()).total_seconds()
+
+
+def _as_failed(job: ScoreJob, error: str) -> ScoreJob:
+    """``job`` as its row is once failed with ``error``."""
+    job.status, job.error, job.lease_until = repo.FAILED, error, None
+    return job
 
 
 def is_finished(job: ScoreJob) -> bool:

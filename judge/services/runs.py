@@ -24,7 +24,7 @@ from judge.persistence.runs import RunTable
 from judge.persistence.tables import CalibrationRun, ProbeRun, ScoreJob, utcnow
 from judge.services.access import check_readable, readable_owners
 from judge.services.jobs import JobService
-from judge.services.submission import Intake, Persisted, submit_and_wait
+from judge.services.submission import Admission, Intake, Persisted, submit_and_wait
 
 log = logging.getLogger(__name__)
 #: batch kinds remembered before the memory is cleared
@@ -117,7 +117,8 @@ class BatchRuns(Generic[View]):
         and show it; with ``wait``, once its jobs are done and its report stored (or the wait
         is over)."""
 
-        async def persist(_record: object) -> Persisted:
+        async def persist(_record: object, admission: Admission) -> Persisted:
+            await admission.check()
             run, job_ids = await submit(owner=who.owner)
             return Persisted(run.id, job_ids)
 

@@ -12,11 +12,13 @@ from judge.domain.result import CallRecord, ScoreResult
 from judge.domain.wire import CompletedScore, JobStatus, RubricRef
 from judge.errors import ScoreNotFound
 from judge.persistence import jobs as repo
+from judge.persistence import listings
+from judge.persistence.economy import HELD
 from judge.persistence.tables import ScoreJob
 from judge.services.access import check_readable
 from judge.services.idempotency import IdempotencyKey, Submission
 from judge.services.jobs import JobService
-from judge.services.submission import Intake, Persisted, submit_and_wait
+from judge.services.submission import Admission, Intake, Persisted, submit_and_wait
 
 #: what ``GET /v1/scores/{id}`` shows: the result when completed, else the job's status
 ScoreView = CompletedScore | JobStatus
@@ -42,7 +44,10 @@ class ScoreService:
     ) -> ScoreView:
         """Score one item for ``who``; waits up to ``wait`` seconds for the result."""
 
-        async def persist(record: Submission | None) -> Persisted:
+        # a runner in this process takes the job as inserted, already claimed for it
+        claimed = intake.runner is not None
+
+        async def persist(record: Submission | None, admission: Admission) -> Persisted:
             job = await self.jobs.submit_score(
                 rubric_id=rubric_id,
                 raw_item=raw_item,
@@ -50,8 +55,10 @@ class ScoreService:
                 version=version,
                 owner=who.owner,
                 idempotency=record,
+                claimed=claimed,
+                before=admission.in_session,  # the quota, in the insert's session
             )
-            return Persisted(job.id, [job.id], interactive=True)
+            return Persisted(job.id, [job.id], interactive=True, claimed=[job] if claimed else [])
 
         submitted = await submit_and_wait(
             intake,
@@ -63,7 +70,8 @@ class ScoreService:
             idempotency=idempotency,
             replayed_jobs=lambda job_id: [job_id],  # a score's id is its job's
         )
-        job = await self.jobs.get_job(submitted.id)
+        # the row as just stored when the job finished in this process, else read it
+        job = submitted.finished.get(submitted.id) or await self.jobs.get_job(submitted.id)
         if job is None:  # only if the database lost it
             raise ScoreNotFound(submitted.id)
         return score_view(job)
@@ -89,6 +97,9 @@ class ScoreService:
         )
         async with self.jobs.database.session() as session:
             calls = await repo.job_calls(session, job.id)
+            in_session = (
+                await listings.session_of_batch(session, job.batch_id) if job.batch_id else None
+            )
         return StoredScore(
             job_id=job.id,
             batch_id=job.batch_id,
@@ -98,6 +109,7 @@ class ScoreService:
             error=job.error,
             result=result,
             calls=result.calls if result and result.calls else calls,
+            session_id=in_session,
         )
 
 
@@ -114,6 +126,8 @@ class StoredScore:
     result: ScoreResult | None
     #: every LLM call made for it: tokens, cost, latency, cache hits
     calls: list[CallRecord]
+    #: the session whose checkpoint it judges (None: not a session's)
+    session_id: str | None = None
 
 
 def is_final(view: ScoreView) -> bool:
@@ -138,7 +152,8 @@ def job_view(
     fields: dict[str, Any] = {
         "id": job.id,
         "item_id": job.item_id,
-        "status": job.status,
+        # held for an economy batch's provider batches: queued, as callers see it
+        "status": repo.QUEUED if job.status == HELD else job.status,
         "rubric": RubricRef(id=job.rubric_id, version=job.rubric_version, hash=job.rubric_hash),
         "panel_name": job.panel_name,
         "created_at": job.created_at.isoformat(),

@@ -58,8 +58,16 @@ Gemini generateContent (``gemini/...``, ``api_base=<root>/v1beta``)
   delay as a ``google.rpc.RetryInfo`` ``retryDelay`` detail and in the message ("Please retry in
   1s."; no ``Retry-After`` header, as the API); 503 ``UNAVAILABLE`` overload; 500 ``INTERNAL``.
 
-Not modelled: streaming, images and files, thinking blocks, prompt caching, citations,
-grounding, logprobs, ``n > 1``, batch APIs, token counting endpoints.
+Prompt caching (:mod:`judge.simulator.prefix_cache`, on unless ``--no-prompt-cache``): OpenAI
+reports ``usage.prompt_tokens_details.cached_tokens``; Anthropic reads ``cache_control`` on
+``system`` and message blocks as breakpoints and reports ``cache_read_input_tokens`` and
+``cache_creation_input_tokens`` apart from ``input_tokens``; Gemini reports
+``usageMetadata.cachedContentTokenCount`` within ``promptTokenCount``.
+
+OpenAI Files and Batch APIs (``/v1/files``, ``/v1/batches``): see :mod:`judge.simulator.batches`.
+
+Not modelled: streaming, images, thinking blocks, explicit context caches, citations,
+grounding, logprobs, ``n > 1``, Anthropic's and Gemini's batch APIs, token counting endpoints.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ Routes:
   ``api_base=<root>`` (LiteLLM appends ``/v1/messages``, as for ``https://api.anthropic.com``).
 - Gemini (Google AI Studio): ``POST /v1beta/models/{model}:generateContent`` (also under
   ``/v1`` and the root). LiteLLM ``gemini/<persona>`` with ``api_base=<root>/v1beta``.
+- OpenAI Files and Batch APIs: ``/v1/files``, ``/v1/batches`` (:mod:`judge.simulator.batches`).
 - ``GET /health``; for tests ``GET /_simulator/stats`` (``DELETE`` resets it),
   ``GET /_simulator/aliases``, ``GET``/``PUT``/``DELETE /_simulator/aliases/{name}``.
 
@@ -35,6 +36,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from judge.domain import provenance
+from judge.simulator.batches import BatchApi
 from judge.simulator.formats import ANTHROPIC, GEMINI, OPENAI, SimError, WireFormat
 from judge.simulator.formats.common import no_header_check
 from judge.simulator.options import SimulatorOptions
@@ -51,6 +53,7 @@ MAX_BODY = 32 * 1024 * 1024
 _CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 _GEMINI_PATH = re.compile(r"^(?:/v1beta|/v1)?/models/([^/]+)$")
 _ALIAS_PREFIX = "/_simulator/aliases/"
+_BATCH_PATH = re.compile(r"^/v1/(files|batches)(?:/([^/]+))?(?:/(content|cancel))?$")
 
 
 class SimulatorApp:
@@ -58,6 +61,7 @@ class SimulatorApp:
 
     def __init__(self, state: SimulatorState) -> None:
         self.state = state
+        self.batch_api = BatchApi(state)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -98,7 +102,44 @@ class SimulatorApp:
             if action != "generateContent" or not model:
                 raise SimError("not_found", f"no method {gemini.group(1)!r}")
             return GEMINI, lambda s, r: self._answer(GEMINI, s, r, model)
+        batch = _BATCH_PATH.match(path)
+        if batch:
+            return OPENAI, self._batches(method, *batch.groups())
         return OPENAI, self._control(method, path)
+
+    def _batches(
+        self, method: str, kind: str, name: str | None, action: str | None
+    ) -> Callable[[Scope, Receive], Awaitable[Reply]]:
+        """OpenAI's Files and Batch APIs (:mod:`judge.simulator.batches`)."""
+        api = self.batch_api
+
+        async def upload(scope: Scope, receive: Receive) -> Reply:
+            headers = {
+                k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
+            }
+            return 200, api.upload(headers.get("content-type", ""), await _read_body(receive)), {}
+
+        async def create(scope: Scope, receive: Receive) -> Reply:
+            return 200, api.create(await _read_json(receive)), {}
+
+        async def reply(payload: Any) -> Reply:
+            return 200, payload, {}
+
+        if kind == "files" and name is None:
+            _allow(method, "POST")
+            return upload
+        if kind == "files" and name is not None:
+            _allow(method, "GET")
+            found = api.file(name)
+            return lambda s, r: reply(found.content if action == "content" else found.view())
+        if name is None:
+            _allow(method, "GET", "POST")
+            return create if method == "POST" else (lambda s, r: reply(api.listing()))
+        if action == "cancel":
+            _allow(method, "POST")
+            return lambda s, r: reply(api.cancel(name))
+        _allow(method, "GET")
+        return lambda s, r: reply(api.get(name))
 
     def _control(self, method: str, path: str) -> Callable[[Scope, Receive], Awaitable[Reply]]:
         """Models, health and the test controls (OpenAI-shaped errors)."""
@@ -182,6 +223,16 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 
 
 async def _read_json(receive: Receive) -> Any:
+    raw = await _read_body(receive)
+    if not raw.strip():
+        raise SimError("invalid_request", "the request body is empty; expected JSON")
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SimError("invalid_request", f"the request body is not valid JSON: {exc}") from None
+
+
+async def _read_body(receive: Receive) -> bytes:
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -195,23 +246,19 @@ async def _read_json(receive: Receive) -> Any:
         chunks.append(chunk)
         if not message.get("more_body", False):
             break
-    raw = b"".join(chunks)
-    if not raw.strip():
-        raise SimError("invalid_request", "the request body is empty; expected JSON")
-    try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise SimError("invalid_request", f"the request body is not valid JSON: {exc}") from None
+    return b"".join(chunks)
 
 
 async def _send_json(send: Send, status: int, payload: Any, headers: dict[str, str]) -> None:
-    body = json.dumps(payload, ensure_ascii=False).encode()
+    raw = isinstance(payload, bytes)  # a file's content, sent as it is
+    body = payload if raw else json.dumps(payload, ensure_ascii=False).encode()
+    kind = b"application/octet-stream" if raw else b"application/json"
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", kind),
                 (b"content-length", str(len(body)).encode()),
                 SIMULATOR_HEADER,
                 *((k.encode(), v.encode()) for k, v in headers.items()),

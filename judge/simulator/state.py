@@ -27,6 +27,7 @@ from judge.simulator.personas import (
     parse_persona,
     strip_provider,
 )
+from judge.simulator.prefix_cache import CacheHit, PrefixCache
 from judge.simulator.replay import ReplayTable, load_table
 
 FINGERPRINT = "empathy-judge-simulator"
@@ -39,7 +40,16 @@ class ModelStats:
     """Calls per requested model name: answered, failed per HTTP status, tokens, and how the
     answered calls asked for structured output (``structured``, see ``JudgeCall.schema_via``)."""
 
-    __slots__ = ("calls", "completion_tokens", "errors", "ok", "prompt_tokens", "structured")
+    __slots__ = (
+        "cache_write_tokens",
+        "cached_tokens",
+        "calls",
+        "completion_tokens",
+        "errors",
+        "ok",
+        "prompt_tokens",
+        "structured",
+    )
 
     def __init__(self) -> None:
         self.calls = 0
@@ -48,6 +58,8 @@ class ModelStats:
         self.structured: dict[str, int] = defaultdict(int)
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.cached_tokens = 0
+        self.cache_write_tokens = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +69,8 @@ class ModelStats:
             "structured": dict(self.structured),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
         }
 
 
@@ -74,6 +88,9 @@ class SimulatorState:
         self.call_rngs: dict[str, random.Random] = {}
         self.jitter_rng = random.Random(options.seed)
         self.started = int(time.time())
+        self.prefix_cache = (
+            PrefixCache(options.prompt_cache_ttl_s) if options.prompt_cache else None
+        )
 
     # -- personas and aliases -------------------------------------------------------------
     def set_alias(self, name: str, target: str) -> Persona:
@@ -110,13 +127,14 @@ class SimulatorState:
         stats.calls += 1
         try:
             persona = self.resolve(call.model)
+            cached = self._cached(fmt, call)
             await self._faults(persona, call, disconnected)
             reply = self.engine.answer(persona, call.messages, call.schema, self._rng(call.model))
             reply = reply.limited_to(call.max_tokens, estimate_tokens(reply.content))
             used = estimate_tokens(reply.content)
             if reply.finish_reason == "length" and call.max_tokens is not None:
                 used = call.max_tokens
-            usage = Usage(call.prompt_tokens, used)
+            usage = Usage(call.prompt_tokens, used, cached.read, cached.write)
             body = fmt.reply(call, reply, usage)
         except SimError as exc:
             stats.errors[str(fmt.error(exc)[0])] += 1
@@ -125,7 +143,16 @@ class SimulatorState:
         stats.structured[call.schema_via] += 1
         stats.prompt_tokens += usage.prompt_tokens
         stats.completion_tokens += usage.completion_tokens
+        stats.cached_tokens += usage.cached_tokens
+        stats.cache_write_tokens += usage.cache_write_tokens
         return body
+
+    def _cached(self, fmt: WireFormat, call: JudgeCall) -> CacheHit:
+        """The prompt-cache outcome of a call that reached the model (the prefill happens on
+        arrival, before the latency)."""
+        if self.prefix_cache is None:
+            return CacheHit()
+        return self.prefix_cache.lookup(fmt.name, call)
 
     def _rng(self, model: str) -> random.Random:
         return self.call_rngs.setdefault(model, random.Random(f"{self.options.seed}:{model}"))

@@ -23,6 +23,7 @@ from judge import metrics
 from judge.loop_thread import LoopThread
 from judge.redis_client import redis_client
 from judge.runtime.composition import ServiceRuntime, build_runtime
+from judge.runtime.economy import economy_forever
 from judge.runtime.job_retry import JobRetryPolicy
 from judge.runtime.notify import publish_done
 from judge.runtime.run_gauges import RunGaugeCollector
@@ -62,8 +63,12 @@ class WorkerRuntime:
             lengths = [int(await self.redis.llen(queue)) for queue in QUEUES]
             return not any(lengths)
 
-        await sweep_forever(
-            self.runtime.jobs, resend, queue_is_empty=queue_is_empty, sweep_at_start=True
+        economy = self.runtime.economy
+        await asyncio.gather(
+            sweep_forever(
+                self.runtime.jobs, resend, queue_is_empty=queue_is_empty, sweep_at_start=True
+            ),
+            *([economy_forever(economy, resend)] if economy is not None else []),
         )
 
     def close(self) -> None:
@@ -121,6 +126,9 @@ def create_celery(settings: Settings) -> Celery:
         broker_transport_options={"visibility_timeout": 3600},
         worker_hijack_root_logger=False,
         worker_cancel_long_running_tasks_on_connection_loss=False,
+        # survives Celery 5.7.0's AttributeError on a lost connection: the close of the old
+        # connection and late acknowledgements on it (judge/worker/consumer.py)
+        worker_consumer="judge.worker.consumer:RecoveringConsumer",
     )
 
     policy = JobRetryPolicy.from_settings(settings)
@@ -140,10 +148,15 @@ def create_celery(settings: Settings) -> Celery:
     )
     def score_job(self: Task, job_id: str) -> None:
         rt = worker_runtime()
-        rt.run(rt.runtime.jobs.run_job(job_id))
-        rt.run(publish_done(rt.redis, job_id))
+        rt.run(_run_and_tell(rt, job_id))
 
     return app
+
+
+async def _run_and_tell(rt: WorkerRuntime, job_id: str) -> None:
+    """Run the job, then publish its completion notice, in one hop to the runtime's loop."""
+    await rt.runtime.jobs.run_job(job_id)
+    await publish_done(rt.redis, job_id)
 
 
 @worker_ready.connect  # type: ignore[untyped-decorator]

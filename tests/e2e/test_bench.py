@@ -121,6 +121,15 @@ def test_tiny_bench_writes_every_section(tmp_path: Path) -> None:
         assert r["calls_per_judge_per_item"] == 1, rubric_id
         assert r["prompt_tokens_per_item"] > 0, rubric_id
 
+    cost = results["cost_prompt_cache"]  # a SIMULATED panel at real models' list prices
+    assert cost["simulated"] is True
+    assert cost["list_price"]["items"] == cost["prompt_cache"]["items"] == 20
+    assert cost["list_price"]["cached_prompt_tokens_per_item"] == 0
+    assert cost["prompt_cache"]["cached_prompt_tokens_per_item"] > 0
+    assert 0 < cost["ratio"] < 1
+    assert "Cost per item, epitome: SIMULATED judges" in done.stdout
+    assert "cached/list:" in done.stdout
+
     targets = {t["target"]: t for t in results["targets"]}
     assert targets["LLM calls of the repeated identical batch"]["met"] is True
     # every target was measured, and its verdict is the one its value and goal give

@@ -19,11 +19,7 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import re
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -265,9 +261,7 @@ def score(
 ) -> dict[str, Any]:
     body = {"rubric": rubric, "panel": panel, "item": item}
     response = stack.client.post("/v1/scores", params={"wait": 60}, json=body)
-    assert response.status_code == 200, response.text
-    result: dict[str, Any] = response.json()
-    return result
+    return stack.finished(response)  # a 202 (the wait ran out on a loaded machine) is polled
 
 
 @dataclass
@@ -414,7 +408,16 @@ def expected_level(flag: dict[str, Any], dim: dict[str, Any]) -> str:
         return "caution"
     if low is None or low < floor or not like["trusted"]:
         return "caution"
-    return "trusted"
+    # the run's own report speaks of real judges: a simulated run never vouches there
+    return "caution" if flag["simulated"] else "trusted"
+
+
+def for_simulated_scores(report_flag: dict[str, Any]) -> str:
+    """The level the run gives simulated scores: its report's, without simulated_calibration."""
+    others = [r for r in report_flag["reasons"] if r != "simulated_calibration"]
+    if report_flag["level"] == "caution" and not others:
+        return "trusted"
+    return str(report_flag["level"])
 
 
 def test_flags_mark_the_dimensions_the_paper_found_unreliable(runs: Runs) -> None:
@@ -529,7 +532,7 @@ def test_a_later_smaller_run_does_not_displace_a_sufficient_one(
         flag = dim["reliability"]
         assert flag["source"] == f"calibration:{big['id']}", dim_id
         assert flag["n"] == 50
-        assert flag["level"] == big["report"]["dimensions"][dim_id]["flag"]["level"]
+        assert flag["level"] == for_simulated_scores(big["report"]["dimensions"][dim_id]["flag"])
     history = stack.client.get("/v1/reliability/epitome").json()
     ids = [c["id"] for c in history["calibrations"]]
     assert big["id"] in ids
@@ -589,95 +592,6 @@ def test_judge_calibrate_url_submits_to_the_server(
     for dim_id, dim in view["report"]["dimensions"].items():
         assert dim["raters"] == before[dim_id]["raters"]  # same items, same replayed ratings
         assert dim["expert_expert"] == before[dim_id]["expert_expert"]
-
-
-def test_judge_calibrate_on_the_epitome_files(
-    replay_simulator: SimulatorProcess, shared_data: Path, tmp_path: Path, kumar: KumarData
-) -> None:
-    """``judge calibrate`` end to end on the released per-annotator CSVs (no server): the
-    printed table and the ``--report`` page."""
-    folder = shared_data / KUMAR / "epitome"
-    config = tmp_path / "judge.yaml"
-    panel = {"judges": [{"model": m, "simulated": True} for m in PANEL_MODELS]}
-    config.write_text(json.dumps({"panels": {PANEL: panel}, "prices": PRICES}), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGE_")}
-    env |= {
-        "JUDGE_DATABASE_URL": sqlite_url(tmp_path),
-        "JUDGE_CONFIG": str(config),
-        "JUDGE_SIMULATOR__URL": replay_simulator.base_url,
-        "COLUMNS": "250",
-    }
-
-    def judge(*args: str | Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "judge", *map(str, args)],
-            env=env,
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=240,
-            check=False,
-        )
-
-    assert judge("db", "upgrade").returncode == 0
-    report = tmp_path / "epitome.html"
-    done = judge(
-        "calibrate", "--rubric", "epitome", "--panel", PANEL, "--label", "epitome-cli",
-        "--id", "sp_id,rp_id", "--text", folder / "gemini_ratings.csv",
-        *(folder / f"{e}_ratings.csv" for e in EXPERTS),
-        "--report", report,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
-    print("\n" + out)
-    assert "SIMULATED JUDGES" in out
-    assert "epitome v1.0.0, 50 items (50 independent units), experts expert1, expert2" in out
-    header = next(line for line in out.splitlines() if "dimension" in line)
-    columns = [c.strip() for c in re.split(r"[│┃]", header) if c.strip()]
-    assert columns == [
-        "dimension", "experts κ", "gemini-2.5-pro", "gpt-4o", "claude-3-7-sonnet-20250219", "panel",
-        "95% CI (panel)", "n/units (coverage)", "flag",
-    ]  # fmt: skip
-    rows = {}
-    for line in out.splitlines():
-        if line.startswith("└") and rows:
-            break  # the agreement table ends; the guarantee table follows
-        cells = [c.strip() for c in line.split("│")]
-        cells = [c for c in cells if c]
-        if cells and cells[0] in {d.id for d in REGISTRY.get("epitome").dimensions}:
-            rows[cells[0]] = dict(zip(columns, cells, strict=True))
-    paper = {  # Kumar et al. Table 2: EE median and Exp-LLM (Gemini); all three levels occur
-        "emotional_reactions": ("0.53", "0.64"),
-        "interpretations": ("0.29", "0.59"),
-        "explorations": ("0.76", "0.76"),
-    }
-    assert set(rows) == set(paper)
-    for dim_id, (median, gemini) in paper.items():
-        assert rows[dim_id]["gemini-2.5-pro"] == gemini
-        # the flag's expert agreement: the mean of the three (distinct) expert pairs
-        pairs = [kumar.paper[("epitome", dim_id)][p] for p in EXPERT_PAIRS]
-        assert abs(float(rows[dim_id]["experts κ"]) - statistics.mean(pairs)) <= 0.011, dim_id
-        assert sorted(pairs)[1] == pytest.approx(float(median), abs=0.005)
-        assert re.fullmatch(r"\[-?\d\.\d\d, -?\d\.\d\d\]", rows[dim_id]["95% CI (panel)"])
-        assert rows[dim_id]["n/units (coverage)"] == "50/50 (1.00)"
-    # (a long list of reasons wraps inside its cell: the first line is compared)
-    assert rows["emotional_reactions"]["flag"].startswith("caution:")
-    assert rows["interpretations"]["flag"].startswith("untrusted:")
-    assert rows["explorations"]["flag"].startswith("caution:")
-    assert f"HTML report: {report}" in out
-
-    page = report.read_text(encoding="utf-8")
-    assert page.lower().startswith("<!doctype html>")
-    assert page.count("<svg") == 1
-    assert "line 0.58" in page
-    for dim_id in paper:
-        assert f">{dim_id}</text>" in page
-    # the agreement table: a row per rater (each judge and the panel) per dimension, its
-    # fifth cell the rater's CI (the guarantee table's rows follow with other cells)
-    agreement_rows = re.findall(r"<tr>(?:<td>[^<]*</td>){5}<td>\[", page)
-    assert len(agreement_rows) == 3 * (len(PANEL_MODELS) + 1)
-    assert "SIMULATED JUDGES" in page
-    assert page.count("<table class='cm'>") == 3 * (len(PANEL_MODELS) + 1)
 
 
 def test_replayed_judges_support_no_verbosity_order_or_self_preference_probe(

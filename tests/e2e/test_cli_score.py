@@ -78,6 +78,8 @@ def test_score_json_has_the_result_shape(tmp_path: Path) -> None:
         "completion_tokens",
         "cost_usd",
         "cache_hits",
+        "cached_prompt_tokens",  # read from the provider's prompt cache (the simulator's)
+        "cache_write_tokens",
     }
     assert usage["llm_calls"] == 3  # one call per judge for the whole rubric
     assert usage["prompt_tokens"] > 1000

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.parquet
 import pytest
 
 from empathy_judge_client import JudgeClient
@@ -128,6 +129,21 @@ def test_cost_so_far_csv_and_dataframe(priced_stack: ServiceStack, tmp_path: Pat
             assert row["flag"] == dim.reliability.level
             assert row["reasons"] == ";".join(dim.reliability.reasons)
             assert row["simulated"] == "True"
+
+    parquet = tmp_path / "results.parquet"
+    written = priced_stack.judge(
+        "batch", "results", view.id, *url, "--format", "parquet", "-o", str(parquet)
+    )
+    assert written.returncode == 0, written.stderr
+    assert f"wrote {5 * len(DIMENSIONS)} rows to {parquet}" in written.stderr
+    stored = pyarrow.parquet.read_table(parquet).to_pylist()
+    assert [(row["item_id"], row["dimension"], row["flag"]) for row in stored] == [
+        (row["item_id"], row["dimension"], row["flag"]) for row in table
+    ]
+    assert [row["score"] for row in stored] == [float(row["score"]) for row in table]
+    no_file = priced_stack.judge("batch", "results", view.id, *url, "--format", "parquet")
+    assert no_file.returncode == 2
+    assert "--format parquet writes a file: give it with -o/--output" in no_file.stderr
 
     assert list(frame.columns) == list(COLUMNS)
     assert len(frame) == 5 * len(DIMENSIONS)

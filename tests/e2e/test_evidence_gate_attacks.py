@@ -8,8 +8,7 @@ subprocess on a fresh SQLite or PostgreSQL database), none of which may earn ``t
    points at the LLM simulator, serving the expert's labels (an oracle), on 60 distinct
    conversations.
 3. *A copied expert column*: 60 distinct conversations, an expert and a copy of that expert's
-   column under another name, on EPITOME emotional reactions (published expert agreement
-   0.53, below the line).
+   column under another name: refused before the run, naming the copy's field.
 
 The panel is the simulator's ``accurate`` persona reading the first expert's labels (a
 ``--labels`` file): it agrees with that expert perfectly. Each test prints the flags, which
@@ -36,6 +35,7 @@ from judge.services.panels import panel_spec, resolve_panel
 from judge.settings import load_settings
 from judge.simulator import SimulatorOptions, SimulatorProcess
 from tests.fixtures.cli import run_judge
+from tests.fixtures.stacks import migrate
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
@@ -91,14 +91,6 @@ def simulator(workdir: Path) -> Iterator[SimulatorProcess]:
         yield process
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'judge.db'}"
-    url: str = request.getfixturevalue("postgres_url")
-    return url
-
-
 def config(path: Path, simulator_url: str) -> Path:
     """Panel ``oracle``: real model names reaching the simulator through ``api_base``;
     panel ``real``: the same models on their providers' endpoints."""
@@ -115,25 +107,44 @@ def config(path: Path, simulator_url: str) -> Path:
     return out
 
 
-def calibrate(
-    tmp_path: Path, database_url: str, simulator: SimulatorProcess, items: list[dict[str, Any]]
-) -> dict[str, Any]:
+def run_calibrate(
+    tmp_path: Path,
+    database_url: str,
+    simulator: SimulatorProcess,
+    items: list[dict[str, Any]],
+    resamples: int | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """``judge calibrate --format json`` on ``items`` (a fresh database migrated first, in this
+    process)."""
     extra = {
         "JUDGE_DATABASE_URL": database_url,
         "JUDGE_CONFIG": str(config(tmp_path, simulator.base_url)),
         "JUDGE_WORKER__METRICS_PORT": "0",
-        # 64 items in flight (the default) exhaust SQLite's connection pool on a loaded machine
+        # 4 in flight: at the default 64 the module passes too (no pool stall, issue 22) but
+        # took 138 CPU-s against 111 on a loaded machine
         "JUDGE_WORKER__CONCURRENCY": "4",
         KEY_VAR: "sk-test",
     }
+    if resamples is not None:  # else the report's own 2,000
+        extra["JUDGE_CALIBRATION_RESAMPLES"] = str(resamples)
     labels = tmp_path / "items.jsonl"
     labels.write_text("".join(json.dumps(it) + "\n" for it in items), encoding="utf-8")
 
     def judge(*args: str) -> subprocess.CompletedProcess[str]:
         return run_judge(*args, cwd=tmp_path, extra=extra, timeout=500)
 
-    assert judge("db", "upgrade").returncode == 0
-    done = judge("calibrate", "--rubric", RUBRIC.id, "--format", "json", str(labels))
+    migrate(database_url)
+    return judge("calibrate", "--rubric", RUBRIC.id, "--format", "json", str(labels))
+
+
+def calibrate(
+    tmp_path: Path,
+    database_url: str,
+    simulator: SimulatorProcess,
+    items: list[dict[str, Any]],
+    resamples: int | None = None,
+) -> dict[str, Any]:
+    done = run_calibrate(tmp_path, database_url, simulator, items, resamples)
     assert done.returncode == 0, done.stderr
     view: dict[str, Any] = json.loads(done.stdout)
     return view
@@ -162,7 +173,9 @@ def test_repeated_conversations_are_one_unit_each(
         for k in range(5)
         for n in range(12)
     ]
-    report = calibrate(tmp_path, database_url, simulator, items)["report"]
+    # 200 resamples: 12 units are too few for trust whatever the bootstrap's bounds
+    report = calibrate(tmp_path, database_url, simulator, items, resamples=200)["report"]
+    assert report["resamples"] == 200
     assert (report["n_items"], report["units"], report["repeated_items"]) == (60, 12, 48)
     for dim_id, flag in flags(report).items():
         assert flag["level"] != "trusted", dim_id
@@ -178,10 +191,21 @@ def test_a_panel_reaching_the_simulator_through_api_base_is_simulated(
     view = calibrate(tmp_path, database_url, simulator, items)
     report = view["report"]
     assert report["simulated"] is True  # the replies said so, not the panel's names
+    # 2,000 resamples; the deciding bound comes with its Monte Carlo interval
+    assert report["resamples"] == 2000
+    for dim_id in DIMS:
+        like = report["dimensions"][dim_id]["like_for_like"]
+        low, high = like["lower_mc"]
+        assert low <= like["lower"] <= high, dim_id
     found = flags(report)
     assert all(flag["simulated"] for flag in found.values())
-    # the oracle is perfect against the first expert: trusted, for simulated scores only
-    assert found["emotional_reactions"]["level"] == "trusted"
+    # the oracle is perfect against the first expert, but its report speaks of real judges'
+    # scores: a simulated run never vouches for those (labelled simulated)
+    for dim_id, flag in found.items():
+        assert flag["level"] != "trusted", dim_id
+        assert "simulated_calibration" in flag["reasons"], dim_id
+    like = report["dimensions"]["emotional_reactions"]["like_for_like"]
+    assert like["trusted"] is True  # the test itself passed: simulated scores may use it
 
     # the run applies to the panel that reached the simulator, never to the real endpoints
     panels = yaml.safe_load((tmp_path / "judge.yaml").read_text("utf-8"))["panels"]
@@ -203,19 +227,15 @@ def test_a_panel_reaching_the_simulator_through_api_base_is_simulated(
     assert asyncio.run(applicable("real")) == set()
 
 
-def test_a_copied_expert_column_is_not_a_second_expert(
+def test_a_copied_expert_column_is_refused(
     tmp_path: Path, database_url: str, simulator: SimulatorProcess
 ) -> None:
     items = [labelled(n, f"c{n}", {"e1": expert(n), "e1-copy": expert(n)}) for n in range(60)]
-    report = calibrate(tmp_path, database_url, simulator, items)["report"]
-    found = flags(report)
-    dim = report["dimensions"]["emotional_reactions"]
-    assert dim["expert_expert"]["median"] == 1.0  # as measured, and reported
-    assert dim["expert_expert"]["distinct_experts"] == ["e1"]
-    assert dim["expert_expert"]["not_distinct"] == [
-        "e1-copy repeats e1: identical columns on all 60 items both rated"
-    ]
-    assert dim["flag"]["expert_source"] == "rubric-prior"
-    assert dim["flag"]["expert_kappa"] == 0.53
-    assert found["emotional_reactions"]["level"] == "caution"
-    assert found["emotional_reactions"]["reasons"] == ["expert_agreement_moderate"]
+    done = run_calibrate(tmp_path, database_url, simulator, items)
+    print(done.stderr)
+    assert done.returncode != 0
+    assert done.stdout == ""
+    assert "items[0].labels.e1-copy.emotional_reactions" in done.stderr
+    assert "expert 'e1-copy' repeats expert 'e1'" in done.stderr
+    assert "identical columns on all 60 items both rated" in done.stderr
+    assert "Traceback" not in done.stderr

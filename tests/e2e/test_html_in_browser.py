@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page
 
+from judge.calibration._gate_rules import GATE_RULES
 from tests.fixtures.browser import visit
 from tests.fixtures.sample_texts import POSTS, RESPONSES
 from tests.fixtures.stacks import ServiceStack
@@ -43,9 +44,10 @@ def _labelled(n: int) -> dict[str, object]:
             expert: {
                 "emotional_reactions": levels[(n + shift) % 3],
                 "interpretations": levels[(n // 2 + shift) % 3],
-                "explorations": levels[n % 3],
+                "explorations": levels[(n + shift) % 3],
             }
-            for expert, shift in (("e1", 0), ("e2", n % 2), ("e3", 0))
+            # three distinct annotators (a copy of another's column would be refused)
+            for expert, shift in (("e1", 0), ("e2", n % 2), ("e3", int(n % 5 == 0)))
         },
     }
 
@@ -85,6 +87,8 @@ def test_calibration_report_renders_offline_and_fits_a_laptop_screen(
             "svg_text": await heatmap.text_content(),
             "confusion_matrices": await page.locator("table.cm").count(),
             "text": await page.inner_text("body"),
+            "rules": await page.locator("ol.rules li").count(),
+            "trust_tests": await page.locator("p.trust-test").count(),
             "scroll_width": await page.evaluate("document.documentElement.scrollWidth"),
             "viewport_width": await page.evaluate("window.innerWidth"),
         }
@@ -106,5 +110,12 @@ def test_calibration_report_renders_offline_and_fits_a_laptop_screen(
     assert result["confusion_matrices"] >= 3
     for words in ("SIMULATED JUDGES", "coverage", "95% CI", "insufficient_calibration"):
         assert words in result["text"], words
+    # every rule of the gate with its error rate, and each dimension's deciding test
+    assert result["rules"] == len(GATE_RULES)
+    assert "How a dimension earns trusted" in result["text"]
+    assert "4.30% of 50-item calibrations" in result["text"]
+    assert result["trust_tests"] == 3
+    assert "Monte Carlo ±" in result["text"]
+    assert "simulated_calibration" in result["text"]  # a simulated run never vouches
     assert result["scroll_width"] <= result["viewport_width"], "the report scrolls sideways"
     assert seen.problems() == []

@@ -119,6 +119,14 @@ def expert_labels(n: int) -> dict[str, dict[str, int]]:
         third["interpretations"] = 2 if ref["interpretations"] == 1 else 1
     if n % 6 == 3:
         second["explorations"] = 2 if ref["explorations"] == 1 else 1
+    # each pair of experts differs somewhere on every dimension (identical columns are refused
+    # as one annotator under two names), never two experts off on the same item
+    if n % 7 == 6:
+        third["emotional_reactions"] = 2 if ref["emotional_reactions"] == 1 else 1
+    if n % 7 == 1:
+        second["interpretations"] = 2 if ref["interpretations"] == 1 else 1
+    if n % 7 == 4:
+        third["explorations"] = 2 if ref["explorations"] == 1 else 1
     return {"expert1": ref, "expert2": second, "expert3": third}
 
 

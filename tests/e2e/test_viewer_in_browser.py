@@ -291,6 +291,9 @@ def test_a_person_browses_a_batch_an_item_a_calibration_and_drift(
     assert all(r.strip() for r in seen["rationales"])
     assert len(seen["calls"]) == 3  # one call per judge: its tokens, cost, latency
     assert all(" ms" in call for call in seen["calls"])
+    # the calibration's items came first: the provider's prompt cache serves the rubric
+    assert all(" cached)" in call for call in seen["calls"]), seen["calls"]
+    assert "from the providers' prompt caches" in seen["item_text"]
     for words in ("Experts themselves agree below the floor", "n=", "95% CI", "cache hits"):
         assert words in seen["item_text"], words
     # the calibration: its flags, the disagreements with the experts, each item linked

@@ -208,6 +208,20 @@ def test_observe_call_record() -> None:
     assert value("judge_llm_call_duration_seconds_sum", model=model) == pytest.approx(1.5)
 
 
+def test_prompt_tokens_read_from_the_providers_cache_are_counted_apart() -> None:
+    from judge.domain.result import CallRecord
+
+    model = "anthropic/unit-prompt-cache"
+    record = CallRecord(
+        requested_model=model, resolved_model="x", params={}, prompt_hash="h", purpose="judge",
+        prompt_tokens=1800, completion_tokens=200, cost_usd=0.004, latency_ms=1.0, attempts=1,
+        outcome="ok", cached_prompt_tokens=1734,
+    )  # fmt: skip
+    metrics.observe_call_record(record)
+    assert value("judge_llm_tokens_total", model=model, kind="prompt") == 1800
+    assert value("judge_llm_tokens_total", model=model, kind="cached_prompt") == 1734
+
+
 def test_observe_result_walks_dimensions() -> None:
     rubric = "unit-rubric"
     metrics.observe_result(rubric, make_result(rubric))

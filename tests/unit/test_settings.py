@@ -137,3 +137,18 @@ def test_keys_appear_in_no_repr() -> None:
     assert target.api_key.get_secret_value() == "sk-very-secret"
     assert request.api_key is not None
     assert request.api_key.get_secret_value() == "sk-very-secret"
+
+
+def test_calibration_resamples_default_to_the_reports_own_and_are_bounded(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judge.reliability import DEFAULT_RESAMPLES
+
+    config.write_text("{}\n")
+    assert Settings().calibration_resamples is None  # the report's own
+    assert DEFAULT_RESAMPLES == 2000  # the report's own, as the setting's description says
+    monkeypatch.setenv("JUDGE_CALIBRATION_RESAMPLES", "300")
+    assert Settings().calibration_resamples == 300
+    monkeypatch.setenv("JUDGE_CALIBRATION_RESAMPLES", "10")
+    with pytest.raises(ConfigError, match="calibration_resamples"):
+        load_settings()

@@ -16,6 +16,7 @@ from judge.api.routes import (
     reliability,
     rubrics,
     scores,
+    sessions,
 )
 
 
@@ -45,6 +46,7 @@ def options_handlers(handlers: list[HTTPRouteHandler]) -> list[HTTPRouteHandler]
 _RESOURCES: list[HTTPRouteHandler] = [
     *scores.HANDLERS,
     *batches.HANDLERS,
+    *sessions.HANDLERS,
     *rubrics.HANDLERS,
     *calibrations.HANDLERS,
     *probes.HANDLERS,
@@ -59,6 +61,7 @@ HANDLERS: list[HTTPRouteHandler] = [*options_handlers(_RESOURCES), *_RESOURCES]
 REQUEST_MODELS: list[type[BaseModel]] = [
     scores.ScoreRequest,
     batches.BatchRequest,
+    sessions.SessionRequest,
     calibrations.CalibrationRequest,
     calibrations.PlanRequest,
     probes.ProbeRequest,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio.to_thread
 from litestar import Request, Response, get, post
@@ -52,6 +52,11 @@ class BatchRequest(BaseModel):
     rubric: str = Field(min_length=1, max_length=RUBRIC_ID_MAX)
     panel: str | None = Field(default=None, max_length=PANEL_MAX)
     items: ItemList
+    mode: Literal["interactive", "economy"] = Field(
+        default="interactive",
+        description="economy: the calls go through the providers' batch APIs at about half "
+        "the price (OpenAI-compatible judges only); results take up to their completion window",
+    )
 
 
 @post(
@@ -60,11 +65,13 @@ class BatchRequest(BaseModel):
     status_code=202,
     summary="Submit a batch (JSON body, or JSON Lines with ?rubric=ID)",
     description=(
-        'Body: `{"rubric", "panel"?, "items": [...]}` as JSON, or one item per line '
-        "with `Content-Type: application/x-ndjson` and `?rubric=ID`. A line or item that "
-        "cannot be scored is rejected with its line number; the rest is scored. `?rubric` and "
-        "`?panel` belong to the JSON Lines form (with a JSON body they are a 422). "
-        + IDEMPOTENCY_DOC
+        'Body: `{"rubric", "panel"?, "mode"?, "items": [...]}` as JSON, or one item per line '
+        "with `Content-Type: application/x-ndjson` and `?rubric=ID` (`&mode=economy`). A "
+        "line or item that cannot be scored is rejected with its line number; the rest is "
+        "scored. `?rubric`, `?panel` and `?mode` belong to the JSON Lines form (with a JSON "
+        "body they are a 422). `mode: economy` sends the calls through the providers' batch "
+        "APIs (about half the price; OpenAI-compatible judges only, else a 422 naming "
+        "`mode`). " + IDEMPOTENCY_DOC
     ),
     responses=responses({202: BatchView}, 404, 413, 429),
     operation_class=BatchOperation,
@@ -73,6 +80,7 @@ async def create_batch(
     request: Request[Any, Any, Any],
     rubric: Annotated[str | None, Parameter(min_length=1, max_length=RUBRIC_ID_MAX)] = None,
     panel: Annotated[str | None, Parameter(min_length=1, max_length=PANEL_MAX)] = None,
+    mode: Annotated[Literal["interactive", "economy"] | None, Parameter()] = None,
 ) -> Response[BatchView]:
     state = api_state(request)
     body = await request.body()
@@ -83,24 +91,36 @@ async def create_batch(
             raise ProblemError(422, "a JSON Lines batch needs ?rubric=ID", field="query.rubric")
         # off the event loop: a 100,000-line body takes seconds to read
         lines = await anyio.to_thread.run_sync(parse_jsonl, body)
-        rubric_id, panel_name = rubric, panel
+        rubric_id, panel_name, chosen = rubric, panel, mode or "interactive"
     else:
-        if rubric or panel:
-            where = "query.rubric" if rubric else "query.panel"
-            detail = "?rubric= and ?panel= are for JSON Lines bodies: a JSON body names them"
+        if rubric or panel or mode:
+            where = "query.rubric" if rubric else "query.panel" if panel else "query.mode"
+            detail = (
+                "?rubric=, ?panel= and ?mode= are for JSON Lines bodies: a JSON body names them"
+            )
             raise ProblemError(422, detail, field=where)
         payload = await anyio.to_thread.run_sync(_batch_request, body)
         lines = list(enumerate(payload.items, start=1))
-        rubric_id, panel_name = payload.rubric, payload.panel
+        rubric_id, panel_name, chosen = payload.rubric, payload.panel, payload.mode
     view = await state.runtime.batches.submit(
         principal(request),
         state.intake(request),
         rubric_id=rubric_id,
         panel_name=panel_name,
         lines=lines,
-        idempotency=idempotency_key(request, digest(content_type, rubric_id, panel_name, body)),
+        idempotency=idempotency_key(
+            request,
+            # the mode is part of the request only when it is not the default (keys stored
+            # before modes existed keep their digest)
+            digest(content_type, rubric_id, panel_name, body, *_mode_part(chosen)),
+        ),
+        mode=chosen,
     )
     return Response(view, status_code=202, headers={"Location": f"/v1/batches/{view.id}"})
+
+
+def _mode_part(mode: str) -> tuple[str, ...]:
+    return () if mode == "interactive" else (mode,)
 
 
 def _batch_request(body: bytes) -> BatchRequest:

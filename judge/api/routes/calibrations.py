@@ -34,7 +34,7 @@ from judge.api.state import api_state
 from judge.calibration import (
     DEFAULT_FOLDS,
     DEFAULT_REPEATS,
-    DEFAULT_RESAMPLES,
+    REFIT_RESAMPLES,
     RESAMPLE_SEED,
     render_report_html,
 )
@@ -152,6 +152,10 @@ class PlanRequest(BaseModel):
     )
     budget: Annotated[int, Field(ge=1, le=100_000), JSON_NUMBER] | None = None
     seed: Annotated[int, JSON_NUMBER] = 0
+    assurance: Annotated[float, Field(ge=0.5, le=0.99), JSON_NUMBER] = Field(
+        default=0.8,
+        description="the probability of reaching the target the plan is for (0.5-0.99)",
+    )
 
 
 @post(
@@ -174,6 +178,7 @@ async def plan_calibration(
         pool_batch=data.pool_batch,
         budget=data.budget,
         seed=data.seed,
+        assurance=data.assurance,
     )
 
 
@@ -189,7 +194,7 @@ async def get_aggregation_comparison(
     folds: Annotated[int, Parameter(ge=2, le=10)] = DEFAULT_FOLDS,
     repeats: Annotated[int, Parameter(ge=1, le=200)] = DEFAULT_REPEATS,
     seed: Annotated[int, Parameter(ge=0, description="bootstrap and fold seed")] = RESAMPLE_SEED,
-    resamples: Annotated[int, Parameter(ge=100, le=20_000)] = DEFAULT_RESAMPLES,
+    resamples: Annotated[int, Parameter(ge=100, le=20_000)] = REFIT_RESAMPLES,
 ) -> dict[str, Any]:
     """CPU-bound (seconds): ``repeats`` x ``resamples`` is bounded, a few run at once per
     process (429 beyond), and the work stops when the client disconnects."""

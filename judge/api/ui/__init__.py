@@ -15,7 +15,7 @@ from litestar.router import Router
 from litestar.template.config import TemplateConfig
 
 from judge.api.problems import handle_exception
-from judge.api.ui import batch_pages, calibration_pages, runs_pages, session
+from judge.api.ui import batch_pages, calibration_pages, runs_pages, session, session_pages
 
 HERE = Path(__file__).parent
 TEMPLATES = TemplateConfig(directory=HERE / "templates", engine=JinjaTemplateEngine)
@@ -64,6 +64,7 @@ def ui_router() -> Router:
             batch_pages.item_page,
             calibration_pages.calibration_page,
             calibration_pages.calibration_report,
+            session_pages.session_page,
             stylesheet,
         ],
         guards=[session.ui_guard],

@@ -1,23 +1,27 @@
-"""The viewer's runs list (batches, calibrations, probes, canaries) and drift page."""
+"""The viewer's runs list (batches, sessions, calibrations, probes, canaries; a page of each
+kind at a time) and drift page."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
+from urllib.parse import urlencode
 
 from litestar import Request, get
 from litestar.params import Parameter
 from litestar.response import Redirect, Template
 
-from judge.api.routes._params import PanelFilter, RubricFilter
+from judge.api.routes._params import ListLimit, ListOffset, PanelFilter, RubricFilter
 from judge.api.state import api_state
 from judge.api.ui.session import ScopeMissing, viewer
 from judge.api.ui.svg import kappa_chart
 from judge.domain.listing import ListFilter
 from judge.domain.wire import ReliabilityHistory
 
-#: runs per kind on the runs page
+#: runs per kind on a page of the runs list
 SHOWN = 50
 BATCH_STATUSES = ("queued", "running", "completed")
+#: the paged kinds: each has its own ``?<kind>_offset=`` (a section pages on its own)
+PAGED = ("batches", "sessions", "calibrations", "probes")
 
 
 def _may(request: Request[Any, Any, Any], scope: str) -> bool:
@@ -26,6 +30,23 @@ def _may(request: Request[Any, Any, Any], scope: str) -> bool:
     except ScopeMissing:
         return False
     return True
+
+
+def page_links(
+    filters: dict[str, str | int], offsets: dict[str, int], kind: str, next_offset: int | None
+) -> dict[str, str | None]:
+    """The runs page's URLs for ``kind``'s older and newest runs (None: no such page), the
+    filters and the other kinds' offsets kept."""
+
+    def at(offset: int) -> str:
+        query = {k: v for k, v in filters.items() if v}
+        query |= {f"{k}_offset": o for k, o in (offsets | {kind: offset}).items() if o}
+        return "/ui/runs" + (f"?{urlencode(query)}" if query else "")
+
+    return {
+        "older": None if next_offset is None else at(next_offset),
+        "newest": at(0) if offsets[kind] else None,
+    }
 
 
 @get("/ui", include_in_schema=False)
@@ -41,34 +62,60 @@ async def runs_page(
     status: Annotated[
         Literal["queued", "running", "completed", "failed"] | None, Parameter(description="status")
     ] = None,
+    batches_offset: ListOffset = 0,
+    sessions_offset: ListOffset = 0,
+    calibrations_offset: ListOffset = 0,
+    probes_offset: ListOffset = 0,
+    limit: ListLimit = SHOWN,
 ) -> Template:
-    """Every run the session's key may read, newest first, with the filters applied."""
+    """Every run the session's key may read, newest first, a page per kind, with the filters
+    applied."""
     runtime = api_state(request).runtime
-    where = ListFilter(rubric=rubric, panel=panel, status=status, limit=SHOWN)
+    filters = {"rubric": rubric or "", "panel": panel or "", "status": status or ""}
+    offsets = {
+        "batches": batches_offset,
+        "sessions": sessions_offset,
+        "calibrations": calibrations_offset,
+        "probes": probes_offset,
+    }
+
+    def where(kind: str) -> ListFilter:
+        return ListFilter(
+            rubric=rubric, panel=panel, status=status, offset=offsets[kind], limit=limit
+        )
+
     context: dict[str, Any] = {
-        "filters": {"rubric": rubric or "", "panel": panel or "", "status": status or ""},
+        "filters": filters,
         "rubrics": sorted(runtime.registry.ids()),
         "batches": None,
+        "sessions": None,
         "calibrations": None,
         "probes": None,
         "canaries": None,
+        "pages": {},
     }
+    nexts: dict[str, int | None] = dict.fromkeys(PAGED)
     if _may(request, "batch"):
         who = viewer(request, "batch")
-        found = (
-            await runtime.batches.listed(who, where) if status in (None, *BATCH_STATUSES) else None
-        )
-        context["batches"] = found.batches if found else []
+        context["batches"], context["sessions"] = [], []
+        if status in (None, *BATCH_STATUSES):
+            batches = await runtime.batches.listed(who, where("batches"))
+            sessions = await runtime.sessions.listed(who, where("sessions"))
+            context["batches"], nexts["batches"] = batches.batches, batches.next_offset
+            context["sessions"], nexts["sessions"] = sessions.sessions, sessions.next_offset
     if _may(request, "calibrate"):
         who = viewer(request, "calibrate")
-        calibrations, _ = await runtime.calibrations.listed(who, where)
-        context["calibrations"] = calibrations
-        context["probes"], _ = await runtime.probes.listed(who, where)
+        context["calibrations"], nexts["calibrations"] = await runtime.calibrations.listed(
+            who, where("calibrations")
+        )
+        context["probes"], nexts["probes"] = await runtime.probes.listed(who, where("probes"))
         context["canaries"] = [
             c
             for c in await runtime.canaries.listed(who)
             if (not rubric or c.rubric_id == rubric) and (not panel or c.panel_name == panel)
         ]
+    kept: dict[str, str | int] = {**filters, "limit": limit if limit != SHOWN else 0}
+    context["pages"] = {k: page_links(kept, offsets, k, nexts[k]) for k in PAGED}
     return Template("runs.html", context=context)
 
 

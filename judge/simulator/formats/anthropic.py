@@ -76,6 +76,12 @@ def _schema(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     return None, "none"
 
 
+def _marked(content: Any) -> bool:
+    """Whether a content (a string or a list of blocks) carries a ``cache_control``."""
+    blocks = content if isinstance(content, list) else [content]
+    return any(isinstance(b, dict) and b.get("cache_control") for b in blocks)
+
+
 def read(body: Any, path_model: str | None) -> JudgeCall:
     body = require_object(body)
     model = body.get("model")
@@ -89,12 +95,17 @@ def read(body: Any, path_model: str | None) -> JudgeCall:
     if body.get("stream"):
         raise SimError("invalid_request", "the simulator does not stream; send stream=false")
     converted: list[dict[str, Any]] = []
+    breakpoints: list[int] = []
     system = _content_text(body.get("system"))
     if system:
+        if _marked(body.get("system")):
+            breakpoints.append(0)
         converted.append({"role": "system", "content": system})
     for message in messages:
         if isinstance(message, dict):
             role = "assistant" if message.get("role") == "assistant" else "user"
+            if _marked(message.get("content")):
+                breakpoints.append(len(converted))
             converted.append({"role": role, "content": _content_text(message.get("content"))})
     schema, via = _schema(body)
     return JudgeCall(
@@ -103,6 +114,7 @@ def read(body: Any, path_model: str | None) -> JudgeCall:
         schema=schema,
         schema_via=via,
         max_tokens=positive_int(body.get("max_tokens"), "max_tokens"),
+        cache_breakpoints=tuple(breakpoints),
     )
 
 
@@ -144,10 +156,11 @@ def reply(call: JudgeCall, answer: Reply, usage: Usage) -> dict[str, Any]:
         "stop_reason": stop_reason,
         "stop_sequence": None,
         "usage": {
-            "input_tokens": usage.prompt_tokens,
+            # the Messages API counts cached tokens apart from ``input_tokens``
+            "input_tokens": usage.prompt_tokens - usage.cached_tokens - usage.cache_write_tokens,
             "output_tokens": usage.completion_tokens,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
+            "cache_creation_input_tokens": usage.cache_write_tokens,
+            "cache_read_input_tokens": usage.cached_tokens,
         },
     }
     if stop_details is not None:

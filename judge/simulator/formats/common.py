@@ -81,6 +81,9 @@ class JudgeCall:
     schema_via: str = "none"
     max_tokens: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: indexes of ``messages`` ending at an explicit prompt-cache breakpoint (Anthropic's
+    #: ``cache_control``; :mod:`judge.simulator.prefix_cache`)
+    cache_breakpoints: tuple[int, ...] = ()
 
     @property
     def prompt_tokens(self) -> int:
@@ -101,6 +104,9 @@ class JudgeCall:
 class Usage:
     prompt_tokens: int
     completion_tokens: int
+    #: of ``prompt_tokens``: read from / written to the provider's prompt cache
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 def no_header_check(headers: Mapping[str, str], query: Mapping[str, str]) -> None:

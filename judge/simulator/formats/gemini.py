@@ -136,6 +136,8 @@ def reply(call: JudgeCall, answer: Reply, usage: Usage) -> dict[str, Any]:
         "candidatesTokenCount": usage.completion_tokens,
         "totalTokenCount": usage.prompt_tokens + usage.completion_tokens,
     }
+    if usage.cached_tokens:  # within promptTokenCount, as the API reports it
+        used["cachedContentTokenCount"] = usage.cached_tokens
     common = {
         "usageMetadata": used,
         "modelVersion": call.model,

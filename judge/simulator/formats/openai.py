@@ -96,6 +96,7 @@ def reply(call: JudgeCall, answer: Reply, usage: Usage) -> dict[str, Any]:
             "prompt_tokens": usage.prompt_tokens,
             "completion_tokens": usage.completion_tokens,
             "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": usage.cached_tokens, "audio_tokens": 0},
         },
     }
 

@@ -132,6 +132,9 @@ def test_plan_and_aggregation_requests_with_bad_input_name_the_field(
         ({"rubric": "epitome", "pool": ["not a result"], "budget": 1}, 422, "pool[0]"),
         ({"rubric": "epitome", "pool_batch": "no-such-batch", "budget": 1}, 422, "pool_batch"),
         ({"rubric": "epitome", "target_ci_lower": 1.5}, 422, "target_ci_lower"),
+        ({"rubric": "epitome", "assurance": 0.3}, 422, "assurance"),
+        ({"rubric": "epitome", "assurance": 1.0}, 422, "assurance"),
+        ({"rubric": "epitome", "assurance": "high"}, 422, "assurance"),
         ({"rubric": "epitome", "budget": 0, "pool": []}, 422, "budget"),
         ({"rubric": "epitome", "panel": "nope"}, 422, "panel"),
         ({"rubric": "no-such-rubric"}, 404, "rubric"),
@@ -154,6 +157,47 @@ def test_plan_and_aggregation_requests_with_bad_input_name_the_field(
     folds = stack.client.get(unknown, params={"folds": 1})
     assert folds.status_code == 422
     assert folds.json()["field"] == "query.folds"
+
+
+# -- a copied expert column (issue 23) ---------------------------------------------------------
+def test_a_copied_expert_column_is_refused_naming_the_copy(in_process_api: InProcessApi) -> None:
+    """Two names for one annotator's labels on 20+ items is a 422 naming the copy's field
+    (and nothing is stored); a distinct second expert on the same items is accepted."""
+    stack = in_process_api
+    e1 = [n % 3 for n in range(24)]
+    near = [(v + 1) % 3 if n % 6 == 0 else v for n, v in enumerate(e1)]
+
+    def body(second: list[int]) -> dict[str, Any]:
+        return {
+            "rubric": "epitome",
+            "items": [
+                {
+                    "item": item("copied", n),
+                    "labels": {
+                        "e1": {"emotional_reactions": e1[n]},
+                        "e1-copy": {"emotional_reactions": second[n]},
+                    },
+                }
+                for n in range(24)
+            ],
+        }
+
+    path = "/v1/calibrations"
+
+    def stored() -> int:
+        listed = stack.client.get(path, headers=stack.headers())
+        assert listed.status_code == 200, listed.text
+        return len(listed.json()["calibrations"])
+
+    before = stored()
+    response = stack.client.post(path, json=body(list(e1)), headers=stack.headers())
+    assert_problem(response, 422, "items[0].labels.e1-copy.emotional_reactions")
+    assert "repeats expert 'e1'" in response.json()["detail"]
+    assert "identical columns on all 24 items both rated" in response.json()["detail"]
+    assert stored() == before
+    accepted = stack.client.post(path, json=body(near), headers=stack.headers())
+    assert accepted.status_code in (200, 202), accepted.text
+    assert stack.unhandled() == []
 
 
 # -- probes --------------------------------------------------------------------------------

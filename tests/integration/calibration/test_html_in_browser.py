@@ -91,6 +91,9 @@ def test_the_report_renders_offline_in_headless_chromium(tmp_path: Path) -> None
     assert "always-yes F1" in text
     assert "Given support_target" in text
     assert "insufficient_calibration" in text
+    # per-label reliability under the confusion view (issue 31): support_strategy's labels
+    assert text.count('<table class="labels">') == 1
+    assert "label_never_observed" in text
 
     shot = tmp_path / "report.png"
     done = _chromium(tmp_path, f"--screenshot={shot}", "--window-size=1400,2000", html.as_uri())

@@ -1,5 +1,6 @@
-"""The CLI tests share the use-case tests' fixtures: SQLite and PostgreSQL, a clean env."""
+"""The CLI tests share the use-case tests' clean environment; ``database_url`` (SQLite and
+PostgreSQL) comes from the ``tests.fixtures.stacks`` plugin."""
 
-from tests.integration.services.conftest import clean_env, database_url
+from tests.integration.services.conftest import clean_env
 
-__all__ = ["clean_env", "database_url"]
+__all__ = ["clean_env"]

@@ -21,12 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import litellm
 import pytest
 
 from judge.domain.item import Item, parse_item
 from judge.domain.result import ScoreResult
-from judge.llm.calls import RetryPolicy
+from judge.llm.calls import RetryPolicy, price_map_prices
 from judge.llm.client import ChatClient
 from judge.llm.litellm_client import LiteLLMClient
 from judge.llm.routing import RoutingClient
@@ -137,11 +136,6 @@ def judged(result: ScoreResult, model: str) -> list[Any]:
     return [j for d in result.dimensions.values() for j in d.judges if j.model == model]
 
 
-def price(model: str) -> tuple[float, float]:
-    entry = litellm.model_cost[model.split("/", 1)[1]]
-    return entry["input_cost_per_token"], entry["output_cost_per_token"]
-
-
 def test_the_provider_base_urls_are_the_providers_own_shapes() -> None:
     """LiteLLM appends ``/v1/messages`` to an Anthropic base and ``/models/M:generateContent``
     to a Gemini one, as to https://api.anthropic.com and .../v1beta."""
@@ -178,8 +172,18 @@ def test_each_provider_returns_the_structured_judgment_with_usage_and_cost(
         if model in UNPRICED:
             assert call.cost_usd == 0.0
         else:
-            per_in, per_out = price(model)
-            expected = call.prompt_tokens * per_in + call.completion_tokens * per_out
+            # the simulator models each provider's prompt cache: cached tokens at their price
+            prices = price_map_prices(model)
+            assert prices is not None
+            read = prices.input if prices.cache_read is None else prices.cache_read
+            write = prices.input if prices.cache_write is None else prices.cache_write
+            fresh = call.prompt_tokens - call.cached_prompt_tokens - call.cache_write_tokens
+            expected = (
+                fresh * prices.input
+                + call.cached_prompt_tokens * read
+                + call.cache_write_tokens * write
+                + call.completion_tokens * prices.output
+            )
             assert call.cost_usd == pytest.approx(expected, rel=1e-9), model
         print(
             f"  {model:40s} via {via:21s} ratings {[j.rating for j in judged(result, model)]} "

@@ -114,3 +114,25 @@ def test_finished_jobs_end_the_wait_at_once_and_timeouts_and_cancels_leave_nothi
             assert waiter.awaited == 0
 
     asyncio.run(run())
+
+
+def test_an_expected_wait_is_answered_by_the_notices_alone(tmp_path: Path) -> None:
+    """Registered before the dispatch: a notice that carries the stored row wakes it, the
+    row comes back, and the database is not looked at (its jobs are still queued there)."""
+
+    async def run() -> None:
+        async with runtime_with_jobs(tmp_path, 2) as (runtime, (first, second)):
+            waiter = JobWaiter(runtime.jobs, check_s=3600)
+            expected = waiter.expect([first, second])
+            row = await runtime.jobs.get_job(first)
+            assert row is not None
+            waiter.notify(first, row)
+            waiter.notify(second)
+            found = await asyncio.wait_for(expected.wait(timeout=60), timeout=30)
+            assert dict(found) == {first: row}
+            assert waiter.awaited == 0
+            left = waiter.expect([first])
+            left.close()  # a wait given up before it is awaited leaves nothing behind
+            assert waiter.awaited == 0
+
+    asyncio.run(run())

@@ -118,3 +118,37 @@ def test_the_drainer_never_resends_rows_of_a_submission_still_being_sent(tmp_pat
     assert len(sent) == 30
     assert still_open == []
     assert query(settings.database_url, OUTBOX) == [(0,)]
+
+
+def test_a_single_scores_row_is_cleared_behind_its_send(tmp_path: Path) -> None:
+    """An interactive send (a score, maybe waited for) leaves its outbox row to be cleared
+    behind (many sends' rows per statement); every row is gone once the dispatcher closes."""
+    settings = load_settings(
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'outbox.db'}",
+        simulator={"url": "http://127.0.0.1:9/v1"},
+    )
+    item = load_sample("reddit_style_post.json")
+
+    async def run() -> tuple[int, list[list[str]]]:
+        await schema.upgrade(settings.database_url)
+        runtime = build_runtime(settings, runs_jobs=False)
+        try:
+            scores = [
+                await runtime.jobs.submit_score(
+                    rubric_id="epitome", raw_item=dict(item, id=f"s{n}"), panel_name=None
+                )
+                for n in range(3)
+            ]
+            broker = FlakyBroker(fail_at=None)
+            dispatcher = OutboxDispatcher(broker, runtime.jobs)
+            for score in scores:
+                await dispatcher.dispatch([score.id], interactive=True)
+            await dispatcher.close()
+            at_close = (await asyncio.to_thread(query, settings.database_url, OUTBOX))[0][0]
+            return at_close, broker.sends
+        finally:
+            await runtime.close()
+
+    at_close, sends = asyncio.run(run())
+    assert len(sends) == 3
+    assert at_close == 0

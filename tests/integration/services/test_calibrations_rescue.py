@@ -11,6 +11,7 @@ must equal what is recomputed here by hand from the panel's aggregate prediction
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import subprocess
@@ -31,6 +32,7 @@ from judge.rubrics import RubricRegistry
 from judge.runtime.composition import build_runtime
 from judge.settings import load_settings
 from judge.simulator import SimulatorOptions, SimulatorProcess
+from tests.fixtures.stacks import migrate
 
 pytestmark = [
     pytest.mark.integration,
@@ -46,6 +48,7 @@ REGISTRY = RubricRegistry.from_directory()
 RUBRICS = ("rescue-couple", "rescue-family")
 PANEL_JUDGES = ["openai/accurate", "openai/noisy", "openai/lenient"]
 TOL = 1e-4  # the report rounds to four decimals
+GROUP = {"rescue-couple": "Couple", "rescue-family": "Family"}  # the rubrics' group_label
 
 
 @dataclass
@@ -292,7 +295,7 @@ def test_cli_rescue_option_gives_the_same_report(
             check=False,
         )
 
-    assert judge("db", "upgrade").returncode == 0
+    migrate(env["JUDGE_DATABASE_URL"])
     report = tmp_path / "family.html"
     done = judge(
         "calibrate", "--rubric", "rescue-family", "--rescue", str(shared_data / RESCUE),
@@ -326,20 +329,33 @@ def test_support_target_is_chance_corrected_per_item(runs: dict[str, Run], rubri
     stats = panel(run, "support_target")
     assert dim["metric"] == "chance_corrected_recall_at_1"
     assert stats["kappa"] is None  # no kappa pooled over session-specific participants
-    hits, chance = [], []
+    hits, firsts, golds = [], [], []  # candidates: each client by position, then the group
     for item, agg in zip(run.items, run.aggregate, strict=True):
         gold = item["labels"][EXPERT].get("support_target")
         if item["item"].get("given") or gold is None or agg.get("support_target") is None:
             continue
-        clients = [p for p in item["item"]["participants"] if p["role"] != "therapist"]
-        chance.append(1 / (len(clients) + 1))  # each client plus the group label
+        clients = [p["id"] for p in item["item"]["participants"] if p["role"] != "therapist"]
+
+        def key(label: str, clients: list[str] = clients) -> object:
+            return clients.index(label) if label in clients else label
+
+        firsts.append(key(agg["support_target"][0]))
+        golds.append((key(gold), len(clients)))
         hits.append(agg["support_target"][0] == gold)
+    # chance from the panel's own habit of first choices (a client by position, the group
+    # label by itself), restricted to each item's candidates
+    habit = {k: firsts.count(k) for k in set(firsts)}
+    chance = [
+        habit.get(g, 0) / sum(habit.get(k, 0) for k in [*range(n), GROUP[rubric_id]])
+        for g, n in golds
+    ]
     r1, c = sum(hits) / len(hits), sum(chance) / len(chance)
+    corrected = sum(h - x for h, x in zip(hits, chance, strict=True)) / sum(1 - x for x in chance)
     assert stats["chance_recall_at_1"] == pytest.approx(c, abs=TOL)
-    assert stats["chance_corrected_recall_at_1"] == pytest.approx((r1 - c) / (1 - c), abs=TOL)
+    assert stats["chance_corrected_recall_at_1"] == pytest.approx(corrected, abs=TOL)
     assert dim["flag"]["judge_kappa"] == stats["chance_corrected_recall_at_1"]
     print(f"\n{rubric_id} support_target R@1 {r1:.4f} chance {c:.4f} "
-          f"chance-corrected {(r1 - c) / (1 - c):.4f} (n={len(hits)})")  # fmt: skip
+          f"chance-corrected {corrected:.4f} (n={len(hits)})")  # fmt: skip
 
 
 @pytest.mark.parametrize("rubric_id", RUBRICS)
@@ -372,3 +388,54 @@ def test_intervene_now_on_a_balanced_resample(runs: dict[str, Run], rubric_id: s
     print(f"\n{rubric_id} intervene_now balanced F1 {panel_balanced['f1']} accuracy "
           f"{panel_balanced['accuracy']} (always-yes F1 0.667) natural prevalence "
           f"{balanced['natural_prevalence_yes']}")  # fmt: skip
+
+
+# -- issue 31: trajectories and per-label reliability ------------------------------------------
+
+
+def test_the_trajectory_figures_match_the_items(runs: dict[str, Run]) -> None:
+    """Accuracy by tenth of the session and the transition counts of relation_pattern, from
+    the report and recomputed here from the panel's aggregates (units = sessions)."""
+    for run in runs.values():
+        got = run.view["report"]["trajectories"]["relation_pattern"]
+        rows: dict[int, list[int]] = {}
+        seqs: dict[str, list[tuple[int, str, str]]] = {}
+        for item, agg in zip(run.items, run.aggregate, strict=True):
+            gold = item["labels"][EXPERT].get("relation_pattern")
+            pred = agg.get("relation_pattern")
+            if item["item"].get("given") or gold is None or pred is None:
+                continue
+            meta = item["item"]["metadata"]
+            segment = min(9, (meta["row_index"] - 1) * 10 // meta["rows"])
+            rows.setdefault(segment, []).append(int(gold == pred))
+            seqs.setdefault(meta["sample_id"], []).append((meta["row_index"], gold, pred))
+        assert got["n"] == sum(len(v) for v in rows.values())
+        assert got["units"] == len(seqs)
+        by_segment = {s["key"]: (s["n"], s["accuracy"]) for s in got["segments"]}
+        assert by_segment == {
+            k: (len(v), pytest.approx(round(sum(v) / len(v), 4))) for k, v in rows.items()
+        }
+        experts: dict[str, dict[str, int]] = {}
+        for seq in seqs.values():
+            ordered = [g for _, g, _ in sorted(seq)]
+            for a, b in itertools.pairwise(ordered):
+                experts.setdefault(a, {}).setdefault(b, 0)
+                experts[a][b] += 1
+        assert got["expert_transitions"] == experts
+        assert 0 <= got["distance"] <= 1
+
+
+def test_every_relation_pattern_label_has_its_reliability(runs: dict[str, Run]) -> None:
+    for run in runs.values():
+        dim = run.view["report"]["dimensions"]["relation_pattern"]
+        labels = {x["label"]: x for x in dim["flag_inputs"]["labels"]}
+        gold = [
+            i["labels"][EXPERT].get("relation_pattern")
+            for i, agg in zip(run.items, run.aggregate, strict=True)
+            if not i["item"].get("given") and agg.get("relation_pattern") is not None
+        ]
+        for label, found in labels.items():
+            assert found["gold_n"] == gold.count(label)
+            if found["gold_n"] == 0:
+                assert found["level"] == "untrusted"
+                assert "label_never_observed" in found["reasons"]

@@ -1,10 +1,11 @@
-"""Listing a caller's runs (newest first, a page at a time, filtered), a batch's summary and
-cancelling a batch, through the use cases on SQLite and PostgreSQL; no job runs, so every
-submitted item stays queued until cancelled."""
+"""Listing a caller's runs (newest first, a page at a time, filtered; sessions too), a batch's
+summary and cancelling a batch, through the use cases on SQLite and PostgreSQL; no job runs,
+so every submitted item stays queued until cancelled."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -24,8 +25,44 @@ from tests.integration.services.test_ownership import (
     _runtime,
     item,
 )
+from tests.integration.services.test_sessions import SESSION
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
+
+
+async def _sessions(runtime: ServiceRuntime, intake: Any, plain_job: str) -> None:
+    """Sessions: their owner's (admin: all), newest first, paged and filtered like batches,
+    never among the batches; a checkpoint's job knows its session."""
+
+    async def submit() -> str:
+        view = await runtime.sessions.submit(
+            ALICE, intake, SESSION, rubric_id="rescue-couple", panel_name=None
+        )
+        return view.id
+
+    one, two = await submit(), await submit()
+    listed = runtime.sessions.listed
+    mine = await listed(ALICE, ListFilter())
+    assert ([s.id for s in mine.sessions], mine.next_offset) == ([two, one], None)
+    newest = mine.sessions[0]
+    assert (newest.status, newest.supporter, newest.queued) == ("queued", "t", newest.total)
+    assert newest.total >= 2  # a job per client checkpoint at least
+    assert newest.simulated
+    assert (newest.rubric.id, newest.completed, newest.failed) == ("rescue-couple", 0, 0)
+    page = await listed(ALICE, ListFilter(limit=1))
+    assert ([s.id for s in page.sessions], page.next_offset) == ([two], 1)
+    page = await listed(ALICE, ListFilter(offset=1, limit=1))
+    assert ([s.id for s in page.sessions], page.next_offset) == ([one], None)
+    assert (await listed(BOB, ListFilter())).sessions == []
+    assert {s.id for s in (await listed(ADMIN, ListFilter())).sessions} == {one, two}
+    assert (await listed(ALICE, ListFilter(rubric="epitome"))).sessions == []
+    assert (await listed(ALICE, ListFilter(status="completed"))).sessions == []
+    batches = (await runtime.batches.listed(ADMIN, ListFilter())).batches
+    assert newest.batch_id not in {b.id for b in batches}
+    rows = await runtime.batches.rows(ALICE, newest.batch_id, 10)
+    stored = await runtime.scores.stored(ALICE, rows[0].job_id)
+    assert stored.session_id == two
+    assert (await runtime.scores.stored(ALICE, plain_job)).session_id is None
 
 
 async def _scenario(runtime: ServiceRuntime) -> None:
@@ -104,6 +141,8 @@ async def _scenario(runtime: ServiceRuntime) -> None:
     with pytest.raises(BatchNotFound):
         await runtime.batches.cancel(ALICE, stored.batch_id)
     assert (await runtime.batches.view(ALICE, first)).queued == 2  # untouched
+    plain = await runtime.batches.rows(ALICE, first, 10)
+    await _sessions(runtime, intake, plain[0].job_id)
 
 
 def test_listings_summary_and_cancel(database_url: str, clean_env: None) -> None:

@@ -51,6 +51,9 @@ class Admit:
     async def check_queue(self, owner: str | None, items: int) -> None:
         return None
 
+    def admit(self, depth: int, mine: int, items: int) -> None:
+        return None
+
     @contextlib.asynccontextmanager
     async def waiter(self, owner: str | None) -> AsyncIterator[None]:
         yield
@@ -58,10 +61,13 @@ class Admit:
     async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         self.dispatched += job_ids
 
-    async def wait(self, job_ids: Sequence[str], timeout: float) -> None:
-        return None
+    async def wait(self, job_ids: Sequence[str], timeout: float) -> dict[str, Any]:
+        return {}
 
-    def notify(self, job_id: str) -> None:
+    def expect(self, job_ids: Sequence[str]) -> Any:
+        raise AssertionError("these submissions do not wait")
+
+    def notify(self, job_id: str, job: Any = None) -> None:
         return None
 
 

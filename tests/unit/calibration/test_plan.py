@@ -1,12 +1,14 @@
-"""Calibration planning: the CI projection, the stratified proposal, and the projection
-checked against real ratings (Kumar et al. release)."""
+"""Calibration planning: items needed at a stated assurance, the CI projection, the
+stratified proposal, and the projection checked against real ratings (Kumar et al.)."""
 
 from __future__ import annotations
 
 import math
+import random
 import statistics
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from evidence.projection_check import check, kumar_ratings, summary
@@ -15,7 +17,9 @@ from judge.domain.flags import Calibration
 from judge.domain.rubric import ReliabilityPolicy
 from judge.errors import ItemInvalid
 from judge.reliability import (
+    ClusterKappa,
     equal_allocation,
+    kappa_engine,
     level_mix,
     projected_lower,
     stratified_proposal,
@@ -46,24 +50,68 @@ def cal(
     return Calibration(run_id="r1", judge_kappa=kappa, n=n, ci95=ci, coverage=1.0, units=units)
 
 
-def test_plan_of_a_dimension() -> None:
+def engine(agree: float, n: int = 50, seed: int = 3) -> ClusterKappa:
+    """Per-unit tables of a panel that copies the consensus with probability ``agree``
+    (else a random level), on EPITOME's 0-2 scale."""
+    rng = random.Random(seed)
+    gold = [rng.choice([0, 0, 1, 1, 2]) for _ in range(n)]
+    pred = [g if rng.random() < agree else rng.choice([0, 1, 2]) for g in gold]
+    out = kappa_engine(pred, gold, "quadratic", levels=[0.0, 1.0, 2.0])
+    assert isinstance(out, ClusterKappa)
+    return out
+
+
+def test_plan_at_a_stated_assurance() -> None:
+    """Items needed for the lower bound to reach the target with probability 0.8 (0.9 asks
+    more), from the run's per-unit tables; no point projection where no size gets there."""
     dim = EPITOME.dimension("explorations")
-    reachable = plan_dimension(dim, cal(0.75, 0.55), POLICY, 0.58)
-    assert reachable["status"] == "reachable"
-    assert (reachable["items_total"], reachable["additional_items"]) == (70, 20)
-    assert reachable["projected_lower_at_total"] >= 0.58
-    # the evidence gate needs the lower bound at the floor (already) and min_items (50)
-    assert reachable["evidence_gate"]["status"] == "cleared"
-    assert reachable["evidence_gate"]["additional_items"] == 0
-    # grouped items: the projection is in groups, converted at the measured items per group
-    grouped = plan_dimension(dim, cal(0.75, 0.55, n=100, units=50), POLICY, 0.58)
-    assert (grouped["units_total"], grouped["items_total"]) == (70, 140)
-    assert plan_dimension(dim, cal(0.5, 0.3), POLICY, 0.58)["status"] == "unreachable_at_estimate"
-    small = plan_dimension(dim, cal(0.8, 0.6, n=20), POLICY, 0.58)
-    assert small["status"] == "cleared"
-    assert small["evidence_gate"]["additional_items"] == 30  # min_items
+    tables = engine(0.7, seed=5)  # kappa 0.74, the gate's bound 0.53 (the CI from 0.48)
+    estimate = float(tables.resampled(np.ones((1, tables.units)))[0])
+    at_80 = plan_dimension(dim, cal(estimate, 0.48), POLICY, 0.55, tables)
+    at_90 = plan_dimension(dim, cal(estimate, 0.48), POLICY, 0.55, tables, assurance=0.9)
+    assert at_80["status"] == at_90["status"] == "reachable"
+    assert 50 < at_80["items_total"] < at_90["items_total"]
+    assert at_80["additional_items"] == at_80["items_total"] - 50
+    assert at_80["probability"] >= 0.8
+    assert at_90["probability"] >= 0.9
+    assert "projected_lower_at_total" not in at_80
+    # the evidence gate (lower bound at the floor, 50 units, coverage) is already met
+    assert at_80["evidence_gate"]["status"] == "cleared"
+    # grouped items: the plan is in units, converted at the measured items per unit
+    grouped = plan_dimension(dim, cal(estimate, 0.48, n=100, units=50), POLICY, 0.55, tables)
+    assert grouped["items_total"] == pytest.approx(2 * grouped["units_total"], abs=1)
+    # a weak panel: no size reaches 0.58 with probability 0.8
+    weak = engine(0.3)
+    low = float(weak.resampled(np.ones((1, weak.units)))[0])
+    unreachable = plan_dimension(dim, cal(low, low - 0.2), POLICY, 0.58, weak)
+    assert unreachable["status"] == "unreachable_at_assurance"
+    assert unreachable["items_total"] is None
+    assert unreachable["ceiling"] < 0.8
+    assert "20,000 units" in unreachable["why"]
+    assert plan_dimension(dim, cal(0.8, 0.5), POLICY, 0.58)["status"] == "no_assurance_plan"
     assert plan_dimension(dim, None, POLICY, 0.58)["additional_items"] == 50
     assert plan_dimension(dim, cal(0.8, None, n=4), POLICY, 0.58)["status"] == "no_interval"
+
+
+def test_coverage_below_the_minimum_is_never_cleared() -> None:
+    """A dimension whose interval clears the line but whose panel answered too few items:
+    neither the plan nor its evidence gate says cleared."""
+    dim = EPITOME.dimension("explorations")
+    tables = engine(0.95)
+    covered = plan_dimension(dim, cal(0.9, 0.7), POLICY, 0.58, tables)
+    assert covered["status"] == covered["evidence_gate"]["status"] == "cleared"
+    short = cal(0.9, 0.7).model_copy(update={"coverage": 0.7})
+    blocked = plan_dimension(dim, short, POLICY, 0.58, tables)
+    assert blocked["status"] == "coverage_below_minimum"
+    assert blocked["evidence_gate"]["status"] == "coverage_below_minimum"
+    assert "70%" in blocked["why"]
+
+
+def test_assurance_outside_its_range_is_refused() -> None:
+    for bad in (0.3, 0.995):
+        with pytest.raises(ItemInvalid) as refused:
+            calibration_plan(EPITOME, "p", {}, POLICY, assurance=bad)
+        assert refused.value.field == "assurance"
 
 
 def test_equal_allocation_water_fills() -> None:

@@ -450,7 +450,15 @@ def test_flags_of_a_simulated_run_say_so() -> None:
     items = items_for("emotional_reactions", {"e1": GOLD10, "e2": GOLD10}, {}, GOLD10)
     report = report_json(EPITOME, items, [], "sim", resamples=20, simulated=True)
     assert report["simulated"] is True
-    assert report["dimensions"]["emotional_reactions"]["flag"]["simulated"] is True
+    flag = report["dimensions"]["emotional_reactions"]["flag"]
+    assert flag["simulated"] is True
+    # the run's own report speaks of real judges: a simulated run never says trusted there
+    assert flag["level"] != "trusted"
+    assert "simulated_calibration" in flag["reasons"]
+    real = report_json(EPITOME, items, [], "real", resamples=20)
+    assert (
+        "simulated_calibration" not in real["dimensions"]["emotional_reactions"]["flag"]["reasons"]
+    )
     assert report_json(EPITOME, items, [], "real", resamples=20)["simulated"] is False
 
 
@@ -484,9 +492,24 @@ def test_flag_inputs_carry_the_evidence(
             "like_for_like": dim["like_for_like"]["estimate"],
             "trust_lower": dim["like_for_like"]["lower"],
             "trust_reasons": ["levels_below_minimum_units"],
+            # where the CI's lower end would sit with other resamples (the floor's test)
+            "ci95_low_mc": panel["kappa_low_mc"],
+            # the weighted aggregate's own agreement and refit-inclusive interval, and its
+            # like-for-like agreement with the lower bound the flag of a weighted score tests
+            "weighted": {
+                "agreement": dim["aggregation"]["weighted"]["agreement"],
+                "ci95": dim["aggregation"]["weighted"]["ci95"],
+                "n": dim["aggregation"]["n"],
+                "units": dim["aggregation"]["units"],
+                "resamples": dim["aggregation"]["resamples"],
+                "like_for_like": dim["aggregation"]["weighted_like_for_like"]["agreement"],
+                "like_for_like_lower": dim["aggregation"]["weighted_like_for_like"]["lower"],
+            },
         }
     }
     assert dim["aggregation"]["evaluated"] is True
+    assert dim["aggregation"]["weighted_like_for_like"]["confidence"] == 0.95
+    assert dim["aggregation"]["weighted_like_for_like"]["agreement"] is not None
     assert dim["aggregation"]["auto"] == {"method": "equal", "reason": "evidence_gate_not_passed"}
     single = calibration_report(
         COUPLE,
@@ -580,6 +603,17 @@ def test_html_is_a_balanced_page_with_an_svg_heatmap(full_report: CalibrationRep
     assert "</svg>" in page
     assert "run-html" in page
     assert "epitome" in page
+    # the weighted-vs-equal test: difference, interval, p and Holm's decision
+    comparison = full_report.dimensions["emotional_reactions"].aggregation
+    assert comparison is not None
+    assert comparison.holm is not None
+    assert f"one-sided p = {comparison.p_value:.4f}" in page
+    assert f"Holm over {comparison.holm.dimensions} dimensions" in page
+    # and the weighted aggregate's like-for-like bound, which a weighted score's flag tests
+    single = comparison.weighted_like_for_like
+    assert single is not None
+    assert single.lower is not None
+    assert f"one-sided 95% lower bound {single.lower:.3f}" in page
 
 
 def test_heatmap_has_a_row_per_dimension_and_the_threshold_line(

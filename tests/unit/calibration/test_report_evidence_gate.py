@@ -140,13 +140,31 @@ def test_support_target_uses_chance_corrected_recall_at_1() -> None:
     assert dim["metric"] == "chance_corrected_recall_at_1"
     assert stats["kappa"] is None  # no kappa pooled over session-specific labels
     assert stats["recall_at_1"] == 0.5
+    # chance from the panel's own first choices: Alan (first client) 3, Evelyn 2, Couple 1
+    # of 6, so per item q(gold): 3/6, 2/6, 1/6, 3/6, 2/6, 1/6 (mean 1/3)
+    chance = [3 / 6, 2 / 6, 1 / 6, 3 / 6, 2 / 6, 1 / 6]
     assert stats["chance_recall_at_1"] == pytest.approx(1 / 3, abs=1e-4)
-    expected = (0.5 - 1 / 3) / (1 - 1 / 3)
+    hits = [1, 0, 1, 0, 1, 0]
+    expected = sum(h - c for h, c in zip(hits, chance, strict=True)) / sum(1 - c for c in chance)
     assert stats["chance_corrected_recall_at_1"] == pytest.approx(expected, abs=1e-4)
     assert stats["agreement"] == stats["chance_corrected_recall_at_1"]
     assert dim["flag"]["judge_kappa"] == stats["agreement"]
     assert dim["flag"]["metric"] == "chance_corrected_recall_at_1"
     assert stats["mrr"] == pytest.approx((1 + 0.5 + 1 + 0 + 1 + 0) / 6, abs=1e-4)
+
+
+def test_always_the_first_listed_client_scores_zero() -> None:
+    """A constant habit is no skill: uniform 1/k chance would score it 0.5 here."""
+    gold = ["Alan", "Alan", "Alan", "Alan", "Evelyn", "Couple"]
+    pred = [["Alan", "Evelyn"]] * 6
+    participants = [("Alan", "Evelyn")] * 6
+    report = report_json(
+        COUPLE, items("support_target", gold, pred, participants=participants), [], "r"
+    )
+    stats = panel(report, "support_target")
+    assert stats["recall_at_1"] == pytest.approx(4 / 6, abs=1e-4)
+    assert stats["chance_corrected_recall_at_1"] == pytest.approx(0, abs=1e-9)
+    assert stats["chance_recall_at_1"] == pytest.approx(4 / 6, abs=1e-4)
 
 
 def test_items_with_a_given_target_are_evaluated_apart() -> None:

@@ -75,3 +75,49 @@ def test_one_label_from_everyone_is_no_evidence_and_no_crash() -> None:
     result = trust_gate(dim, list(same), list(same), experts, [None] * 12, couple.reliability, 50)
     assert result.like_for_like is None
     assert result.expert_interval() is None
+
+
+def paradox_columns() -> tuple[list[int], dict[str, list[object]]]:
+    """120 items, 100 at level 0 (83%): three distinct experts, each off on 8 items."""
+    truth = [0] * 100 + [1] * 10 + [2] * 10
+    experts: dict[str, list[object]] = {}
+    for e, start in (("e1", 0), ("e2", 3), ("e3", 6)):
+        column = list(truth)
+        for i in range(start, 120, 15):
+            column[i] = 1 if truth[i] != 1 else 0
+        experts[e] = list(column)
+    return truth, experts
+
+
+def paradox_gate(panel: list[object]):  # type: ignore[no-untyped-def]
+    _, experts = paradox_columns()
+    gold = [sorted(row)[1] for row in zip(*experts.values(), strict=True)]  # type: ignore[type-var]
+    return trust_gate(ER, panel, gold, experts, [None] * 120, EPITOME.reliability, 1000)
+
+
+def test_under_the_prevalence_paradox_ac2_against_the_experts_decides() -> None:
+    truth, _ = paradox_columns()
+    good = paradox_gate(list(truth)).like_for_like
+    assert good is not None
+    assert good.coefficient == "ac2"
+    assert good.dominant_share is not None
+    assert good.dominant_share > 0.8
+    assert good.ac2_difference is not None
+    assert good.ac2_difference > 0  # closer to each expert than they are to each other
+    assert good.ac2_lower is not None
+    assert good.ac2_lower_mc is not None
+    assert good.trusted  # 10 units per rare level, D's bound above 0
+    # right on the common level, but misses most rare items: AC2 below the experts'
+    poor: list[object] = [0 if i >= 100 and i % 3 else t for i, t in enumerate(truth)]
+    found = paradox_gate(poor).like_for_like
+    assert found is not None
+    assert found.coefficient == "ac2"
+    assert "ac2_lower_bound_below_experts" in found.reasons
+    assert not found.trusted
+
+
+def test_a_constant_judge_is_held_to_kappa_under_the_paradox() -> None:
+    found = paradox_gate([0] * 120).like_for_like
+    assert found is not None
+    assert found.coefficient == "kappa"  # kappa's lower bound is not above 0
+    assert "lower_bound_below_line" in found.reasons

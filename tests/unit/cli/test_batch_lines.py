@@ -35,6 +35,29 @@ def test_summary_lines_wrap_at_80_columns_keeping_every_reason_whole() -> None:
     for dim in summary.dimensions.values():
         for reason in dim.top_reasons:
             assert f"{reason.reason} {reason.count}" in text
+    at = lines.index("validating_emotions (n=3)")
+    assert lines[at + 1] == "  centre   mean 2  median 2  (scored 3)"
+
+
+def test_summary_lines_name_the_modal_label_of_a_nominal_dimension() -> None:
+    text = (RESULTS / "rescue_couple.json").read_text(encoding="utf-8")
+    row = item_row(line=1, job_id="j", item_id=None, status="completed", result_json=text)
+    summary = BatchSummary(
+        batch_id="c" * 32,
+        status="completed",
+        rubric={"id": "rescue-couple", "version": "1", "hash": "h"},
+        panel_name="default",
+        total=1,
+        completed=1,
+        failed=0,
+        simulated=False,
+        dimensions=digest([row]),
+    )
+    lines = summary_lines(summary)
+    assert max(len(line) for line in lines) <= 80
+    assert "  centre   modal attack_attack  (scored 1)" in lines
+    assert "  centre   modal first detach  (scored 1)" in lines
+    assert "  centre   none  (scored 0)" in lines  # free text
 
 
 def test_listing_lines_fit_80_columns() -> None:

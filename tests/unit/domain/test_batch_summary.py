@@ -51,6 +51,44 @@ def test_the_digest_counts_scores_levels_shares_and_reasons() -> None:
     assert set(found) >= {"advice_giving", "relation_pattern"}
 
 
+def _scored(line: int, scores: dict[str, object], scales: dict[str, str]) -> ItemRow:
+    row = item_row(line=line, job_id=f"j{line}", item_id=None, status="completed", result_json=None)
+    row.scores, row.scales = dict(scores), dict(scales)
+    row.levels = dict.fromkeys(scores, "caution")
+    return row
+
+
+def test_the_digest_gives_mean_and_median_of_ordinal_scores_and_the_modal_label() -> None:
+    scales = {"empathy": "ordinal", "pattern": "nominal", "now": "binary", "target": "ranked"}
+    rows = [
+        _scored(1, {"empathy": 1, "pattern": "a", "now": True, "target": ["x", "y"]}, scales),
+        _scored(2, {"empathy": 2, "pattern": "b", "now": True, "target": ["y", "x"]}, scales),
+        _scored(3, {"empathy": 4.5, "pattern": "b", "now": False, "target": ["x"]}, scales),
+        _scored(4, {"empathy": 4, "pattern": "a", "now": None, "target": ["y"]}, scales),
+        _scored(5, {"empathy": None, "pattern": None, "now": None, "target": None}, scales),
+    ]
+    found = digest(rows)
+    empathy = found["empathy"]  # 1, 2, 4.5 and 4 (the fifth below quorum)
+    assert (empathy.scale, empathy.n, empathy.scored) == ("ordinal", 5, 4)
+    assert empathy.mean == 2.875  # 11.5 / 4
+    assert empathy.median == 3.0  # (2 + 4) / 2
+    assert empathy.modal == []
+    pattern = found["pattern"]
+    assert (pattern.scored, pattern.mean, pattern.median) == (4, None, None)
+    assert pattern.modal == ["a", "b"]  # two each: both reported
+    assert (found["now"].scored, found["now"].modal) == (3, ["True"])
+    assert found["target"].modal == ["x", "y"]  # first choices x, y, x, y
+
+
+def test_the_fixtures_centre_follows_their_scales() -> None:
+    found = digest([_row("lend_an_ear", 1), _row("rescue_couple", 2), _row("rescue_couple", 3)])
+    assert (found["validating_emotions"].mean, found["validating_emotions"].median) == (2.0, 2.0)
+    assert found["relation_pattern"].modal == ["attack_attack"]
+    assert found["support_strategy"].modal == ["detach"]
+    viewpoints = found["viewpoints"]  # free text: no score, no centre
+    assert (viewpoints.scale, viewpoints.scored, viewpoints.modal) == ("free_text", 0, [])
+
+
 def test_the_row_filter_keeps_what_it_names_and_sorts_by_spread() -> None:
     rows = [_row("rescue_couple", 1), _row("lend_an_ear", 2)]
     failed = item_row(line=3, job_id="j3", item_id="x", status="failed", result_json=None)

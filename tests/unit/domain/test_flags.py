@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from judge.domain.flags import Calibration, reliability_flag
+from empathy_judge_client.flag_evidence import WeightedEvidence
+from judge.domain.flags import Calibration, reliability_flag, weighted_flag
+from judge.domain.reason_texts import FLAG_REASONS
 from judge.domain.rubric import Dimension, Prior, ReliabilityPolicy, Rubric, Tolerance
 from judge.panel.aggregate import aggregate
 
@@ -129,6 +131,24 @@ def test_a_ci_lower_bound_below_the_floor_is_judge_kappa_uncertain(
     result = flag(prior=prior(0.76, 0.76), calibration=measured(0.7, ci=ci))
     assert result.reasons == reasons
     assert result.level == ("caution" if reasons else "trusted")
+
+
+@pytest.mark.parametrize(
+    ("mc", "reasons"),
+    [
+        ((0.39, 0.42), ["lower_bound_within_monte_carlo_error_of_floor"]),
+        ((0.40, 0.41), ["lower_bound_within_monte_carlo_error_of_floor"]),
+        ((0.405, 0.42), []),  # 2,000 resamples place the bound above the floor
+        (None, []),  # a deterministic bound
+    ],
+)
+def test_a_ci_lower_bound_within_its_monte_carlo_error_of_the_floor_is_caution(
+    mc: tuple[float, float] | None, reasons: list[str]
+) -> None:
+    calibration = measured(0.7, ci=(0.41, 0.9)).model_copy(update={"ci95_low_mc": mc})
+    result = flag(prior=prior(0.76, 0.76), calibration=calibration)
+    assert result.reasons == reasons
+    assert calibration.passes_evidence_gate(POLICY) is not reasons
 
 
 @pytest.mark.parametrize(("coverage", "ok"), [(0.89, False), (0.9, True), (None, False)])
@@ -353,3 +373,63 @@ def test_a_simulated_run_never_vouches_for_real_scores() -> None:
     )
     simulated = flag(prior=prior(0.76, 0.76), calibration=run, scores_simulated=True)
     assert (simulated.level, simulated.simulated) == ("trusted", True)
+
+
+def weighted_flag_of(calibration: Calibration | None):  # type: ignore[no-untyped-def]
+    return weighted_flag(
+        policy=POLICY,
+        prior=prior(0.76, 0.76),
+        calibration=calibration,
+        valid_judges=3,
+        quorum=2,
+        disagreement=False,
+    )
+
+
+def test_a_weighted_score_is_flagged_on_the_weighted_aggregates_own_evidence() -> None:
+    """The weighted aggregate's agreement, refit-inclusive interval, n and units are shown and
+    its like-for-like bound decides; the equal aggregate's like-for-like reasons still apply."""
+    evidence = WeightedEvidence(
+        agreement=0.8,
+        ci95=(0.66, 0.9),
+        n=58,
+        units=55,
+        resamples=1000,
+        like_for_like=0.72,
+        like_for_like_lower=0.6,
+    )
+    run = measured(0.7).model_copy(update={"weighted": evidence})
+    trusted = weighted_flag_of(run)
+    assert trusted.level == "trusted"
+    assert (trusted.judge_kappa, trusted.n, trusted.units) == (0.8, 58, 55)
+    assert trusted.ci95 == pytest.approx([0.66, 0.9])
+    # the equal aggregate's flag, from the same run, keeps its own figures
+    assert (flag(prior=prior(0.76, 0.76), calibration=run).n, run.judge_kappa) == (60, 0.7)
+    # the like-for-like bound below the line: caution, named, however high the interval
+    # against the consensus reads
+    short = evidence.model_copy(update={"like_for_like_lower": 0.55})
+    assert weighted_flag_of(run.model_copy(update={"weighted": short})).reasons == [
+        "weighted_lower_bound_below_line"
+    ]
+    # a run stored before the weighted like-for-like bound cannot vouch
+    old = evidence.model_copy(update={"like_for_like": None, "like_for_like_lower": None})
+    assert weighted_flag_of(run.model_copy(update={"weighted": old})).reasons == [
+        "weighted_like_for_like_not_evaluated"
+    ]
+    # below the floor: judge_kappa_uncertain as for the equal aggregate
+    low = run.model_copy(update={"weighted": evidence.model_copy(update={"ci95": (0.3, 0.9)})})
+    assert "judge_kappa_uncertain" in weighted_flag_of(low).reasons
+
+
+def test_a_weighted_score_without_its_own_evidence_is_caution() -> None:
+    """A run that did not measure the weighted aggregate (ranked scale, too few units, stored
+    before phase 4): the equal aggregate's flag at best caution, weighted_score_not_calibrated."""
+    result = weighted_flag_of(measured(0.9))
+    assert result.level == "caution"
+    assert result.reasons == ["weighted_score_not_calibrated"]
+    assert (result.n, result.units) == (60, 60)  # still the run's evidence, with n and units
+    uncalibrated = weighted_flag_of(None)
+    assert "weighted_score_not_calibrated" in uncalibrated.reasons
+    assert "weighted_score_not_calibrated" in FLAG_REASONS
+    assert "weighted_lower_bound_below_line" in FLAG_REASONS
+    assert "weighted_like_for_like_not_evaluated" in FLAG_REASONS

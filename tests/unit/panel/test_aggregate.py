@@ -10,8 +10,9 @@ import statistics
 import numpy as np
 import pytest
 
-from judge.calibration import ComparisonStopped, ScoredItem, compare_aggregation
+from judge.calibration import ComparisonStopped, ScoredItem, apply_holm, compare_aggregation
 from judge.domain.aggregation_choice import choose_aggregation, reliability_weights
+from judge.domain.calibration_report import AggregationComparison
 from judge.domain.flags import Calibration
 from judge.domain.rubric import ReliabilityPolicy, Tolerance
 from judge.panel.aggregate import aggregate, weighted_aggregate, weighted_median
@@ -275,3 +276,30 @@ def test_an_even_split_of_an_ordinal_panel_is_reported_as_a_tie() -> None:
     agreed = aggregate(ORDINAL, [1, 2, 2, 3], Tolerance())
     assert (agreed.score, agreed.tie, agreed.tied_labels) == (2, None, None)
     assert aggregate(ORDINAL, [1, 1, 3, 3], Tolerance()).tied_labels == [1, 3]
+
+
+def test_holm_across_dimensions_decides_weighting_helps() -> None:
+    """Holm's step-down over the rubric's tested dimensions: a p of 0.02 helps alone, not
+    among three (first threshold 0.025 / 3); the step stops at the first p not rejected;
+    dimensions without a p-value (ranked, not evaluated) are outside the family."""
+
+    def tested(p: float | None) -> AggregationComparison:
+        return AggregationComparison(
+            weight_method="w", weights=None, folds=2, repeats=1, seed=0, resamples=1000, n=50,
+            units=50, note="", evaluated=p is not None, weighting_helps=None, why="", p_value=p,
+        )  # fmt: skip
+
+    alone = {"a": tested(0.02)}
+    apply_holm(alone)
+    assert alone["a"].weighting_helps is True
+    family = {"a": tested(0.02), "b": tested(0.001), "c": tested(0.5), "r": tested(None)}
+    apply_holm(family)
+    assert family["b"].holm is not None
+    assert (family["b"].holm.threshold, family["b"].weighting_helps) == (0.008333, True)
+    assert family["a"].holm is not None
+    assert (family["a"].holm.threshold, family["a"].holm.reached) == (0.0125, True)
+    assert family["a"].weighting_helps is False  # 0.02 > 0.025 / 2
+    assert family["c"].holm is not None
+    assert family["c"].holm.reached is False
+    assert family["r"].holm is None
+    assert family["r"].weighting_helps is None

@@ -6,7 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evidence import level_minimum, trust_error_rate
+from evidence import (
+    level_minimum,
+    planning_assurance,
+    prevalence_trust,
+    trust_error_rate,
+    weighted_trust,
+)
 from evidence._ordinal_model import ExpertPanelModel, OrdinalModel
 from evidence.cluster_coverage import SETTINGS, simulate
 from evidence.prevalence_paradox import binary, ordinal
@@ -57,3 +63,38 @@ def test_weighted_refit_runs_on_a_tied_binary_calibration() -> None:
     d = binary_calibration(np.random.default_rng(2), 60)
     result = compare_weighted(d, n_resamples=30, repeats=1, seed=0)
     assert 0 < result.p_value <= 1
+
+
+def test_prevalence_trust_boundary_and_one_calibration() -> None:
+    """At panel noise = expert noise the panel is a fourth expert: D = 0 in the population."""
+    model = ExpertPanelModel(
+        prevalence_trust.EXPERT_NOISE, prevalence_trust.EXPERT_NOISE, shares=prevalence_trust.SHARES
+    )
+    d, _ = prevalence_trust.population_ac2_difference(model)
+    assert d == pytest.approx(0, abs=0.01)
+    out = prevalence_trust.one_calibration(np.random.default_rng(2), model, 100, 200, 0)
+    assert set(out) == set(prevalence_trust.COLUMNS)
+    assert out["paradox"]
+
+
+def test_weighted_trust_population_and_one_calibration() -> None:
+    """Two exchangeable judges: the weighted median is one of them (worse than their
+    midpoint); the like-for-like rule never trusts more often than either of its parts."""
+    panel = weighted_trust.Panel((0.8, 0.8))
+    population = weighted_trust.population(panel, n=4000)
+    assert population["equal"] > population["weighted"]
+    assert population["weighted_median"] > population["weighted"]  # the consensus reads higher
+    out = weighted_trust.one_calibration(
+        np.random.default_rng(3), panel, 60, 100, 0, refit_resamples=50
+    )
+    assert set(out) == set(weighted_trust.RULES)
+    assert out["like_for_like"] <= (out["equal_test"] and out["weighted_lfl_alone"])
+    assert out["consensus"] <= out["equal_test"]
+
+
+def test_planning_assurance_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    planning_assurance.main(["--reps", "4", "--scenarios", "1", "--no-projection", "--seed", "2"])
+    out = capsys.readouterr().out
+    assert "assurance 0.8" in out
+    assert "cleared already" in out
+    assert "point projection" not in out.split("\n", 1)[1]

@@ -54,6 +54,13 @@ def test_baseline_interval_over_accepted_pairs_and_reasons() -> None:
     ]
     above = baseline.interval.high + 0.01
     assert baseline.reasons(floor=above, line=0.99)[0] == "low_expert_agreement"
+    # a floor just under the bound but inside its Monte Carlo interval is not decided
+    mc = baseline.interval.lower_mc
+    assert mc is not None
+    assert mc.low < baseline.interval.lower
+    assert baseline.reasons(floor=mc.low, line=0.58) == [
+        "expert_lower_bound_within_monte_carlo_error_of_floor"
+    ]
 
 
 def test_only_copies_leave_no_baseline() -> None:

@@ -7,7 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from judge.reliability import MonteCarloInterval, quantile_mc_interval, within_mc_error
+from judge.reliability import (
+    MonteCarloInterval,
+    kappa_interval,
+    quantile_mc_interval,
+    within_mc_error,
+)
 
 
 def test_interval_is_a_pair_of_order_statistics_around_the_quantile() -> None:
@@ -34,3 +39,16 @@ def test_within_mc_error() -> None:
     assert not within_mc_error(None, 0.58)
     assert not within_mc_error(MonteCarloInterval(math.nan, math.nan), 0.58)
     assert math.isnan(quantile_mc_interval([], 0.05).low)
+
+
+@pytest.mark.parametrize("method", ["robust", "percentile"])
+def test_the_two_sided_low_end_has_its_monte_carlo_interval(method: str) -> None:
+    rng = np.random.default_rng(3)
+    gold = rng.integers(1, 6, 80)
+    pred = np.clip(gold + rng.integers(-1, 2, 80), 1, 5)
+    iv = kappa_interval(
+        pred.tolist(), gold.tolist(), levels=[1, 2, 3, 4, 5], method=method, n_resamples=2000
+    )
+    assert iv.low_mc is not None
+    assert iv.low_mc.low <= iv.low <= iv.low_mc.high
+    assert 0 < iv.low_mc.error < 0.03  # 2,000 resamples place the bound to about +-0.01

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from judge.reliability import candidate_keys, marginal_chance_recall_at_1
+from judge.reliability import candidate_keys, marginal_chance_recall_at_1, marginal_chances
 
 COUPLE = "Couple"
 
@@ -56,3 +56,17 @@ def test_abstentions_are_left_out_and_a_gold_outside_the_candidates_is_an_error(
     assert result.n == 1
     with pytest.raises(ValueError, match="not one of the item's candidates"):
         marginal_chance_recall_at_1(["a"], ["z"], [["a", "b"]])
+
+
+def test_marginal_chances_per_item_match_the_score() -> None:
+    first = ["a", "a", "Couple", "b"]
+    gold = ["a", "b", "Couple", "a"]
+    candidates = [["a", "b", "Couple"]] * 4
+    chances = marginal_chances(first, gold, candidates, shared=["Couple"])
+    assert chances == pytest.approx([2 / 4, 1 / 4, 1 / 4, 2 / 4])
+    result = marginal_chance_recall_at_1(first, gold, candidates, shared=["Couple"])
+    assert result.chance == pytest.approx(sum(chances) / 4)
+    hits = [1, 0, 1, 0]
+    expected = sum(h - c for h, c in zip(hits, chances, strict=True)) / sum(1 - c for c in chances)
+    assert result.value == pytest.approx(expected)
+    assert marginal_chances([], [], []) == []

@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from judge.reliability import aggregation_design, compare_weighted, holm
+from judge.reliability import aggregation_design, compare_weighted, holm, scale_kappa
 from judge.reliability._weighted_refit import _answers
 
 
@@ -57,3 +57,29 @@ def test_holm_step_down() -> None:
 def test_design_validates_shapes() -> None:
     with pytest.raises(ValueError, match="one row per item"):
         aggregation_design([[1, 2]], [1, 2], kind="labels", k=3)
+
+
+def test_the_weighted_aggregate_against_single_experts() -> None:
+    """Like for like: the weighted aggregate's mean kappa against each single expert, out of
+    fold, with a refit interval; two identical judges make the weighted column their own, so
+    it is the mean of their kappas against each expert. Without experts: NaN."""
+    rng = np.random.default_rng(8)
+    n = 120
+    truth = rng.integers(0, 5, n)
+    experts = np.clip(truth[:, None] + rng.integers(-1, 2, (n, 2)), 0, 4)
+    judge = np.clip(truth + rng.integers(-1, 2, n), 0, 4)
+    gold = experts.mean(axis=1)
+    d = aggregation_design(
+        np.c_[judge, judge].tolist(), gold.tolist(), kind="ordinal", k=5, experts=experts.tolist()
+    )
+    result = compare_weighted(d, n_resamples=200, repeats=1, seed=4)
+    expected = np.mean(
+        [scale_kappa(judge.tolist(), experts[:, e].tolist(), [0, 1, 2, 3, 4]) for e in (0, 1)]
+    )
+    assert result.single_expert == pytest.approx(expected)
+    low, high = result.single_expert_ci
+    assert low <= result.single_expert_lower <= result.single_expert <= high
+    # against the (less noisy) consensus of two experts the same column reads higher
+    assert result.weighted > result.single_expert
+    bare = aggregation_design(np.c_[judge, judge].tolist(), gold.tolist(), kind="ordinal", k=5)
+    assert np.isnan(compare_weighted(bare, n_resamples=50, seed=4).single_expert_lower)

@@ -14,7 +14,7 @@ import pytest
 from judge.domain.principal import Principal
 from judge.errors import IdempotencyKeyInvalid
 from judge.services.idempotency import IdempotencyKey, Submission
-from judge.services.submission import Intake, Persisted, submit_and_wait
+from judge.services.submission import Admission, Intake, Persisted, submit_and_wait
 
 ALICE = Principal(key_id="a" * 32, scopes=("score",))
 
@@ -46,19 +46,43 @@ class Recorder:
     async def dispatch(self, job_ids: Sequence[str], *, interactive: bool = False) -> None:
         self.steps.append(("dispatch", list(job_ids)))
 
-    async def wait(self, job_ids: Sequence[str], timeout: float) -> None:
+    async def wait(self, job_ids: Sequence[str], timeout: float) -> dict[str, Any]:
         self.steps.append(("wait", list(job_ids), timeout))
+        return {}
 
-    def notify(self, job_id: str) -> None:
+    def expect(self, job_ids: Sequence[str]) -> Expected:
+        self.steps.append(("expect", list(job_ids)))
+        return Expected(self, list(job_ids))
+
+    def notify(self, job_id: str, job: Any = None) -> None:
         raise AssertionError("not called by a submission")
 
     def intake(self) -> Intake:
         # no database: these submissions carry no Idempotency-Key
         return Intake(self, self, self, None, max_wait_s=30, idempotency_ttl_s=60)  # type: ignore[arg-type]
 
-    async def persist(self, record: Submission | None) -> Persisted:
+    def admit(self, depth: int, mine: int, items: int) -> None:
+        raise AssertionError("counts are read by a persist step with a session")
+
+    async def persist(self, record: Submission | None, admission: Admission) -> Persisted:
+        await admission.check()  # as a persist step without a session of its own does
         self.steps.append(("persist", record))
         return Persisted("r" * 32, ["j1", "j2"])
+
+
+class Expected:
+    """A registered wait: it records its wait and its closing in the recorder's steps."""
+
+    def __init__(self, recorder: Recorder, job_ids: list[str]) -> None:
+        self.recorder, self.job_ids = recorder, job_ids
+
+    async def wait(self, timeout: float) -> dict[str, Any]:
+        self.recorder.steps.append(("wait", self.job_ids, timeout))
+        self.close()
+        return {}
+
+    def close(self) -> None:
+        self.recorder.steps.append(("closed", self.job_ids))
 
 
 def submit(recorder: Recorder, **options: Any) -> Any:
@@ -85,8 +109,10 @@ def test_a_wait_holds_a_slot_and_is_capped() -> None:
         ("slot", ALICE.owner),
         ("quota", ALICE.owner, 2),
         ("persist", None),
+        ("expect", ["j1", "j2"]),  # before the dispatch: no notice can come first
         ("dispatch", ["j1", "j2"]),
         ("wait", ["j1", "j2"], 30),
+        ("closed", ["j1", "j2"]),
         ("slot freed", ALICE.owner),
     ]
 

@@ -19,6 +19,7 @@ from pydantic import Field, TypeAdapter
 from empathy_judge_client.batch_summary import BatchSummary
 from empathy_judge_client.errors import problem_error
 from empathy_judge_client.escalations import EscalationsView
+from empathy_judge_client.session_view import SessionView
 from empathy_judge_client.wire import (
     NDJSON,
     BatchPage,
@@ -29,6 +30,7 @@ from empathy_judge_client.wire import (
     JobStatus,
     JobStatusLine,
     ReliabilityHistory,
+    SessionPage,
 )
 
 #: answers worth retrying: the server is rate limiting, or a dependency is briefly unavailable
@@ -126,20 +128,52 @@ def get_score_call(job_id: str) -> Call:
     return Call("GET", f"/v1/scores/{job_id}")
 
 
-def batch_call(items: list[Any], rubric: str, panel: str | None, key: str | None = None) -> Call:
-    body = _drop_none({"rubric": rubric, "panel": panel, "items": items})
+def _mode(mode: str) -> str | None:
+    """``mode`` as sent: the default (``interactive``) is left out."""
+    return None if mode == "interactive" else mode
+
+
+def batch_call(
+    items: list[Any],
+    rubric: str,
+    panel: str | None,
+    key: str | None = None,
+    mode: str = "interactive",
+) -> Call:
+    body = _drop_none({"rubric": rubric, "panel": panel, "items": items, "mode": _mode(mode)})
     return Call("POST", "/v1/batches", json=body, headers=_idempotent(key))
 
 
-def jsonl_call(path: Path, rubric: str, panel: str | None, key: str | None = None) -> Call:
+def jsonl_call(
+    path: Path, rubric: str, panel: str | None, key: str | None = None, mode: str = "interactive"
+) -> Call:
     """A JSON Lines file uploaded as it is: the server numbers and rejects its lines."""
     return Call(
         "POST",
         "/v1/batches",
-        _drop_none({"rubric": rubric, "panel": panel}),
+        _drop_none({"rubric": rubric, "panel": panel, "mode": _mode(mode)}),
         content=Path(path).read_bytes(),
         headers={"Content-Type": NDJSON} | _idempotent(key),
     )
+
+
+def session_call(
+    session: dict[str, Any], rubric: str, panel: str | None, key: str | None = None
+) -> Call:
+    body = _drop_none({"rubric": rubric, "panel": panel, "session": session})
+    return Call("POST", "/v1/sessions", json=body, headers=_idempotent(key))
+
+
+def session_status_call(session_id: str) -> Call:
+    return Call("GET", f"/v1/sessions/{session_id}")
+
+
+def parse_session(data: Any) -> SessionView:
+    return SessionView.model_validate(data)
+
+
+def session_done(view: SessionView) -> bool:
+    return view.status == "completed"
 
 
 def batch_status_call(batch_id: str) -> Call:
@@ -148,6 +182,10 @@ def batch_status_call(batch_id: str) -> Call:
 
 def list_batches_call(filters: dict[str, Any]) -> Call:
     return Call("GET", "/v1/batches", _drop_none(filters))
+
+
+def list_sessions_call(filters: dict[str, Any]) -> Call:
+    return Call("GET", "/v1/sessions", _drop_none(filters))
 
 
 def batch_summary_call(batch_id: str) -> Call:
@@ -233,6 +271,10 @@ def parse_batch(data: Any) -> BatchView:
 
 def parse_batch_page(data: Any) -> BatchPage:
     return BatchPage.model_validate(data)
+
+
+def parse_session_page(data: Any) -> SessionPage:
+    return SessionPage.model_validate(data)
 
 
 def parse_summary(data: Any) -> BatchSummary:

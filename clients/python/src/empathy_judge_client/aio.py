@@ -8,7 +8,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
@@ -16,7 +16,14 @@ from empathy_judge_client import _core, export
 from empathy_judge_client.batch_summary import BatchSummary
 from empathy_judge_client.errors import ServerUnreachable, WaitTimeout
 from empathy_judge_client.escalations import EscalationsView
-from empathy_judge_client.wire import BatchPage, BatchView, CalibrationView, ReliabilityHistory
+from empathy_judge_client.session_view import SessionView
+from empathy_judge_client.wire import (
+    BatchPage,
+    BatchView,
+    CalibrationView,
+    ReliabilityHistory,
+    SessionPage,
+)
 
 if TYPE_CHECKING:
     import pandas
@@ -96,9 +103,10 @@ class AsyncJudgeClient:
         panel: str | None = None,
         *,
         idempotency_key: str | None = None,
+        mode: Literal["interactive", "economy"] = "interactive",
     ) -> AsyncBatchHandle:
         """As :meth:`empathy_judge_client.JudgeClient.submit_batch`."""
-        call = _core.batch_call(items, rubric, panel, idempotency_key)
+        call = _core.batch_call(items, rubric, panel, idempotency_key, mode)
         return AsyncBatchHandle(self, _core.parse_batch(await self.request(call)))
 
     async def submit_jsonl(
@@ -108,10 +116,36 @@ class AsyncJudgeClient:
         panel: str | None = None,
         *,
         idempotency_key: str | None = None,
+        mode: Literal["interactive", "economy"] = "interactive",
     ) -> AsyncBatchHandle:
         """As :meth:`empathy_judge_client.JudgeClient.submit_jsonl`."""
-        call = _core.jsonl_call(Path(path), rubric, panel, idempotency_key)
+        call = _core.jsonl_call(Path(path), rubric, panel, idempotency_key, mode)
         return AsyncBatchHandle(self, _core.parse_batch(await self.request(call)))
+
+    async def submit_session(
+        self,
+        session: dict[str, Any],
+        rubric: str,
+        panel: str | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> SessionView:
+        """As :meth:`empathy_judge_client.JudgeClient.submit_session`."""
+        call = _core.session_call(session, rubric, panel, idempotency_key)
+        return _core.parse_session(await self.request(call))
+
+    async def session(self, session_id: str) -> SessionView:
+        return _core.parse_session(await self.request(_core.session_status_call(session_id)))
+
+    async def wait_session(self, session_id: str, timeout: float | None = None) -> SessionView:
+        """As :meth:`empathy_judge_client.JudgeClient.wait_session`."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            view = await self.session(session_id)
+            if _core.session_done(view):
+                return view
+            if not await self._poll(deadline):
+                raise WaitTimeout(f"session {session_id} is still {view.status} after {timeout}s")
 
     async def batch(self, batch_id: str) -> AsyncBatchHandle:
         data = await self.request(_core.batch_status_call(batch_id))
@@ -130,6 +164,20 @@ class AsyncJudgeClient:
         filters = {"rubric": rubric, "panel": panel, "status": status}
         call = _core.list_batches_call(filters | {"offset": offset, "limit": limit})
         return _core.parse_batch_page(await self.request(call))
+
+    async def list_sessions(
+        self,
+        *,
+        rubric: str | None = None,
+        panel: str | None = None,
+        status: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> SessionPage:
+        """The caller's sessions, newest first, one page (``next_offset`` for the next)."""
+        filters = {"rubric": rubric, "panel": panel, "status": status}
+        call = _core.list_sessions_call(filters | {"offset": offset, "limit": limit})
+        return _core.parse_session_page(await self.request(call))
 
     async def summary(self, batch_id: str) -> BatchSummary:
         """Per dimension: score distribution, flag shares and top reasons."""

@@ -20,6 +20,7 @@ from empathy_judge_client.guarantees import DimensionGuarantee
 from empathy_judge_client.rater_report import RaterStats
 from empathy_judge_client.report_model import Interval, ReportPart, ScaleValue
 from empathy_judge_client.result import ReliabilityFlag
+from empathy_judge_client.trajectory_calibration import TrajectoryCalibration
 
 
 class RubricRef(BaseModel):
@@ -95,6 +96,18 @@ class LikeForLike(ReportPart):
     min_units_per_level: int
     reasons: list[str]
     trusted: bool
+    #: the test that decided: ``kappa`` (the lower bound against ``line``), or ``ac2`` under
+    #: kappa's prevalence paradox (the most frequent whole consensus level holds more than
+    #: 80% of the items, two or more distinct experts, kappa's lower bound above 0): the
+    #: lower bound of the panel's mean AC2 against single experts minus the experts' own mean
+    #: pairwise AC2 (``ac2_difference``, ``ac2_ci95``, ``ac2_lower`` with ``ac2_lower_mc``)
+    #: against 0 (evidence/TRUST.md, section 4)
+    coefficient: str = "kappa"
+    dominant_share: float | None = None
+    ac2_difference: float | None = None
+    ac2_ci95: Interval | None = None
+    ac2_lower: float | None = None
+    ac2_lower_mc: Interval | None = None
 
 
 class Prevalence(ReportPart):
@@ -164,6 +177,16 @@ class AgreementEstimate(ReportPart):
     ci95: Interval
 
 
+class LikeForLikeEstimate(ReportPart):
+    """An aggregate's mean agreement with single experts (like for like with the experts'
+    pairs), its two-sided interval and one-sided lower bound at ``confidence``."""
+
+    agreement: float | None
+    ci95: Interval
+    lower: float | None
+    confidence: float
+
+
 class DifferenceEstimate(ReportPart):
     estimate: float
     ci95: Interval
@@ -176,10 +199,27 @@ class AutoChoice(ReportPart):
     reason: str
 
 
+class HolmDecision(ReportPart):
+    """Holm's step-down correction over the rubric's evaluated dimensions: this dimension's
+    p-value was compared with ``threshold`` = ``alpha / (dimensions - rank)`` (``rank`` from 0
+    by p-value) when the steps before it all rejected (``reached``); ``rejected`` is the
+    decision (weighting helps)."""
+
+    dimensions: int
+    alpha: float
+    rank: int
+    threshold: float
+    reached: bool
+    rejected: bool
+
+
 class AggregationComparison(ReportPart):
     """Equal vs reliability-weighted aggregation, cross-validated (see
     :mod:`judge.calibration._aggregation_comparison`); ``equal``, ``weighted`` and
-    ``difference`` are there when it was ``evaluated``."""
+    ``difference`` are there when it was ``evaluated``; ``p_value`` (one-sided, H0: weighted
+    <= equal, from the bootstrap that refits the weights in every resample) and ``holm`` (the
+    decision across the rubric's dimensions) when the refit test applies (not ranked
+    scales); ``ties``: how a tied vote counts in both aggregates."""
 
     weight_method: str
     weights: dict[str, float] | None
@@ -193,10 +233,16 @@ class AggregationComparison(ReportPart):
     evaluated: bool
     equal: AgreementEstimate | None = None
     weighted: AgreementEstimate | None = None
+    #: the weighted aggregate against each single distinct expert, averaged (refit interval):
+    #: what the flag of a weighted score tests against the line
+    weighted_like_for_like: LikeForLikeEstimate | None = None
     difference: DifferenceEstimate | None = None
     weighting_helps: bool | None
     why: str
     auto: AutoChoice | None = None
+    p_value: float | None = None
+    holm: HolmDecision | None = None
+    ties: Literal["split"] | None = None
 
 
 class ExpertBaselineUsed(ReportPart):
@@ -308,6 +354,9 @@ class CalibrationReport(ReportPart):
     #: dimension -> rater -> drift
     drift: dict[str, dict[str, RaterDrift]] | None = None
     canary: CanaryRef | None = None
+    #: nominal dimension -> how the panel follows it across whole sessions (issue 31);
+    #: only for runs whose items are session checkpoints
+    trajectories: dict[str, TrajectoryCalibration] | None = None
 
     def calibrated(self) -> dict[str, DimensionReport]:
         """The dimensions the run measured (those with raters)."""

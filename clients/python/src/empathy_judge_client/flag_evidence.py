@@ -6,7 +6,27 @@ from __future__ import annotations
 from pydantic import ConfigDict, Field
 
 from empathy_judge_client.guarantees import DimensionGuarantee
+from empathy_judge_client.label_reliability import LabelReliability
 from empathy_judge_client.report_model import Interval, ReportPart
+
+
+class WeightedEvidence(ReportPart):
+    """The reliability-weighted aggregate's own agreement with the experts' consensus:
+    cross-validated (weights fit on the other folds), with the interval of the bootstrap that
+    refits the weights in every resample; ``n`` items in ``units`` independent units.
+    ``like_for_like`` is its mean agreement with each single distinct expert and
+    ``like_for_like_lower`` that one's one-sided 95% lower bound from the same resamples:
+    what the weighted score's flag tests against the line (None: runs stored before it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agreement: float | None
+    ci95: Interval
+    n: int
+    units: int
+    resamples: int
+    like_for_like: float | None = None
+    like_for_like_lower: float | None = None
 
 
 class FlagEvidence(ReportPart):
@@ -27,6 +47,10 @@ class FlagEvidence(ReportPart):
     independent units (a group, or a conversation however often it was submitted:
     :mod:`judge.calibration._units`) behind ``n`` and ``ci95``, ``expert_units`` those behind
     ``expert_n``; the gate compares them, not the item counts, with ``min_items``.
+    ``weighted`` is the weighted aggregate's own agreement and interval (what the flag of a
+    weighted score weighs; None: not measured, e.g. ranked scales or runs stored before it).
+    ``ci95_low_mc`` is the Monte Carlo interval of ``ci95``'s lower end: a floor inside it is
+    not decided by the resamples drawn (caution).
 
     Runs stored before a field existed lack it (the first ones stored only the two kappas):
     it takes its default, and is not written back (see :mod:`judge.domain.report_model`). A
@@ -54,6 +78,12 @@ class FlagEvidence(ReportPart):
     like_for_like: float | None = None
     trust_lower: float | None = None
     trust_reasons: tuple[str, ...] | None = None
+    #: nominal and ranked scales: each label's recall and precision (issue 31)
+    labels: tuple[LabelReliability, ...] | None = None
+    #: the Monte Carlo interval of ``ci95``'s lower end (where 2,000 resamples' bound moves)
+    ci95_low_mc: Interval | None = None
+    #: the weighted aggregate's own evidence (issue 23, phase 4)
+    weighted: WeightedEvidence | None = None
 
     @property
     def independent_units(self) -> int:

@@ -55,7 +55,10 @@ class RaterStats(ReportPart):
     kappa_observed_categories: float | None = None  # ordinal scales
     kappa: float | None
     kappa_ci95: Interval | None = None
+    #: the Monte Carlo interval of ``kappa_ci95``'s lower end (the bound the floor test reads)
+    kappa_low_mc: Interval | None = None
     ac1: float | None = None
+    ac2: float | None = None  # ordinal scales: Gwet's quadratic-weighted AC2
     alpha: float | None
     mean_normalised: float | None
     bias_vs_experts: dict[str, float | None] | None = None

@@ -44,6 +44,10 @@ class CallRecord(BaseModel):
     attempts: int
     cached: bool = False
     outcome: str
+    #: of ``prompt_tokens``: read from / written to the provider's prompt cache (priced at the
+    #: provider's cached rates in ``cost_usd``)
+    cached_prompt_tokens: int = 0
+    cache_write_tokens: int = 0
     raw_reply: str | None = None
     #: the LLM simulator sent the reply (judge.domain.provenance); absent when false
     simulated: bool = Field(default=False, exclude_if=lambda v: not v)
@@ -140,11 +144,28 @@ class DimensionResult(BaseModel):
 
 
 class Usage(BaseModel):
+    """What LLM calls used. ``cache_hits``: calls this service answered from its own reply
+    cache (no call made); ``cached_prompt_tokens`` / ``cache_write_tokens``: prompt tokens the
+    provider read from / wrote to its prompt cache (part of ``prompt_tokens``)."""
+
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
     cache_hits: int = 0
+    cached_prompt_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            llm_calls=self.llm_calls + other.llm_calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cost_usd=round(self.cost_usd + other.cost_usd, 8),
+            cache_hits=self.cache_hits + other.cache_hits,
+            cached_prompt_tokens=self.cached_prompt_tokens + other.cached_prompt_tokens,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
+        )
 
 
 class StageUsage(Usage):

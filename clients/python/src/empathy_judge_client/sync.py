@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
@@ -14,7 +14,14 @@ from empathy_judge_client import _core, export
 from empathy_judge_client.batch_summary import BatchSummary
 from empathy_judge_client.errors import ServerUnreachable, WaitTimeout
 from empathy_judge_client.escalations import EscalationsView
-from empathy_judge_client.wire import BatchPage, BatchView, CalibrationView, ReliabilityHistory
+from empathy_judge_client.session_view import SessionView
+from empathy_judge_client.wire import (
+    BatchPage,
+    BatchView,
+    CalibrationView,
+    ReliabilityHistory,
+    SessionPage,
+)
 
 if TYPE_CHECKING:
     import pandas
@@ -111,11 +118,14 @@ class JudgeClient:
         panel: str | None = None,
         *,
         idempotency_key: str | None = None,
+        mode: Literal["interactive", "economy"] = "interactive",
     ) -> BatchHandle:
         """Queue ``items`` (item objects) as one batch. Transport errors and 429/503 are
         retried with this call's ``Idempotency-Key``; pass ``idempotency_key`` to make calling
-        again safe too (the same key returns the first batch, never a second one)."""
-        call = _core.batch_call(items, rubric, panel, idempotency_key)
+        again safe too (the same key returns the first batch, never a second one).
+        ``mode="economy"``: the calls go through the providers' batch APIs at about half the
+        price (OpenAI-compatible judges only); results take up to the provider's window."""
+        call = _core.batch_call(items, rubric, panel, idempotency_key, mode)
         return BatchHandle(self, _core.parse_batch(self.request(call)))
 
     def submit_jsonl(
@@ -125,10 +135,11 @@ class JudgeClient:
         panel: str | None = None,
         *,
         idempotency_key: str | None = None,
+        mode: Literal["interactive", "economy"] = "interactive",
     ) -> BatchHandle:
         """Upload a JSON Lines file (one item per line); bad lines come back as rejections.
-        ``idempotency_key`` as in :meth:`submit_batch`."""
-        call = _core.jsonl_call(Path(path), rubric, panel, idempotency_key)
+        ``idempotency_key`` and ``mode`` as in :meth:`submit_batch`."""
+        call = _core.jsonl_call(Path(path), rubric, panel, idempotency_key, mode)
         return BatchHandle(self, _core.parse_batch(self.request(call)))
 
     def batch(self, batch_id: str) -> BatchHandle:
@@ -149,6 +160,20 @@ class JudgeClient:
         call = _core.list_batches_call(filters | {"offset": offset, "limit": limit})
         return _core.parse_batch_page(self.request(call))
 
+    def list_sessions(
+        self,
+        *,
+        rubric: str | None = None,
+        panel: str | None = None,
+        status: str | None = None,
+        offset: int = 0,
+        limit: int = 50,
+    ) -> SessionPage:
+        """The caller's sessions, newest first, one page (``next_offset`` for the next)."""
+        filters = {"rubric": rubric, "panel": panel, "status": status}
+        call = _core.list_sessions_call(filters | {"offset": offset, "limit": limit})
+        return _core.parse_session_page(self.request(call))
+
     def summary(self, batch_id: str) -> BatchSummary:
         """Per dimension: score distribution, flag shares and top reasons."""
         return _core.parse_summary(self.request(_core.batch_summary_call(batch_id)))
@@ -156,6 +181,38 @@ class JudgeClient:
     def cancel(self, batch_id: str) -> BatchView:
         """Cancel the batch's queued items (running ones finish)."""
         return _core.parse_batch(self.request(_core.batch_cancel_call(batch_id)))
+
+    # --- sessions -------------------------------------------------------------------------
+    def submit_session(
+        self,
+        session: dict[str, Any],
+        rubric: str,
+        panel: str | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> SessionView:
+        """Queue a whole session (every client turn is a checkpoint unless it names its
+        ``checkpoints``); ``idempotency_key`` as in :meth:`submit_batch`."""
+        call = _core.session_call(session, rubric, panel, idempotency_key)
+        return _core.parse_session(self.request(call))
+
+    def session(self, session_id: str) -> SessionView:
+        """A session's checkpoints, trajectory and the supporter's measures so far."""
+        return _core.parse_session(self.request(_core.session_status_call(session_id)))
+
+    def wait_session(self, session_id: str, timeout: float | None = None) -> SessionView:
+        """Poll until every checkpoint is judged (or failed).
+
+        Raises:
+            WaitTimeout: not done within ``timeout`` seconds.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            view = self.session(session_id)
+            if _core.session_done(view):
+                return view
+            if not self._poll(deadline):
+                raise WaitTimeout(f"session {session_id} is still {view.status} after {timeout}s")
 
     # --- calibration and reliability ------------------------------------------------------
     def calibrate(

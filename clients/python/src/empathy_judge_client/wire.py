@@ -97,6 +97,36 @@ class BatchCounts(BaseModel):
     failed: int
     rejected: int
     created_at: str
+    mode: Literal["interactive", "economy"] = Field(
+        default="interactive",
+        description="economy: the calls go through the providers' batch APIs (about half the "
+        "price; results take up to the provider's completion window)",
+    )
+
+
+class ProviderBatchProgress(BaseModel):
+    """One provider batch of an economy batch (one judge model's calls)."""
+
+    model: str
+    status: str = Field(
+        description="preparing, the provider's state (validating, in_progress, finalizing, "
+        "completed, failed, expired, cancelled), or fetched once its replies are stored"
+    )
+    requests: int
+    completed: int
+    failed: int
+    error: str | None = None
+
+
+class EconomyProgress(BaseModel):
+    """Where an economy batch stands at the providers."""
+
+    stage: Literal["waiting", "submitted to provider", "in progress", "released"] = Field(
+        description="waiting (not yet sent), submitted to provider, in progress (the provider "
+        "is answering, or its replies are in), released (every item is scored or queued)"
+    )
+    held: int = Field(description="items waiting for their provider batches")
+    provider_batches: list[ProviderBatchProgress]
 
 
 class BatchView(BatchCounts):
@@ -111,6 +141,9 @@ class BatchView(BatchCounts):
         default=0.0,
         description="what the LLM calls of the finished items cost so far (USD; 0 for "
         "simulated or unpriced models)",
+    )
+    economy: EconomyProgress | None = Field(
+        default=None, description="an economy batch's provider batches (null: interactive)"
     )
 
 
@@ -130,6 +163,29 @@ class Page(BaseModel):
 
 class BatchPage(Page):
     batches: list[BatchListing]
+
+
+class SessionListing(BaseModel):
+    """A session in ``GET /v1/sessions``: its checkpoints' progress, without the analysis
+    (``GET /v1/sessions/{id}``)."""
+
+    id: str
+    batch_id: str = Field(description="the batch of kind `session` holding its checkpoints")
+    status: Literal["queued", "running", "completed"]
+    rubric: RubricRef
+    panel_name: str
+    supporter: str
+    total: int = Field(description="checkpoint jobs")
+    queued: int
+    running: int
+    completed: int
+    failed: int
+    created_at: str
+    simulated: bool = Field(description="the panel includes an LLM simulator persona")
+
+
+class SessionPage(Page):
+    sessions: list[SessionListing]
 
 
 class RejectionPage(BaseModel):

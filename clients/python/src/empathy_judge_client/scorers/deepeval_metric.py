@@ -1,5 +1,5 @@
-"""A DeepEval metric scored by the service (tested with deepeval 4.3.1; install it beside
-this package: ``pip install empathy-judge-client deepeval==4.3.1``).
+"""A DeepEval metric scored by the service (tested with deepeval 4.3.1; install it with
+this package: ``pip install 'empathy-judge-client[deepeval]'``).
 
     from empathy_judge_client.scorers.deepeval_metric import EmpathyJudgeMetric
     metric = EmpathyJudgeMetric("epitome", url="http://127.0.0.1:8000", threshold=0.5)
@@ -20,7 +20,9 @@ try:
     from deepeval.metrics import BaseMetric
     from deepeval.test_case import LLMTestCase
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError("EmpathyJudgeMetric needs DeepEval: pip install deepeval==4.3.1") from exc
+    raise ImportError(
+        "EmpathyJudgeMetric needs DeepEval: pip install 'empathy-judge-client[deepeval]'"
+    ) from exc
 
 from empathy_judge_client.aio import AsyncJudgeClient
 from empathy_judge_client.scorers.verdicts import (

@@ -1,5 +1,5 @@
-"""An Inspect AI scorer scored by the service (tested with inspect-ai 0.3.285; install it
-beside this package: ``pip install empathy-judge-client inspect-ai==0.3.285``).
+"""An Inspect AI scorer scored by the service (tested with inspect-ai 0.3.285; install it with
+this package: ``pip install 'empathy-judge-client[inspect-ai]'``).
 
     from empathy_judge_client.scorers.inspect_ai_scorer import empathy_judge
     Task(dataset=..., solver=generate(), scorer=empathy_judge("epitome", url=URL))
@@ -22,7 +22,9 @@ try:
     from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
     from inspect_ai.solver import TaskState
 except ImportError as exc:  # pragma: no cover - the message is the point
-    raise ImportError("empathy_judge() needs Inspect AI: pip install inspect-ai==0.3.285") from exc
+    raise ImportError(
+        "empathy_judge() needs Inspect AI: pip install 'empathy-judge-client[inspect-ai]'"
+    ) from exc
 
 from empathy_judge_client.aio import AsyncJudgeClient
 from empathy_judge_client.scorers.verdicts import explanation, overall, shorthand_item, verdicts
