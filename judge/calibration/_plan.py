@@ -45,9 +45,9 @@ ASSUMPTION = (
     "additional ones, to reach the target with the stated assurance if the true kappa is at "
     "least `planning_kappa`, this calibration's lower bound at the same confidence (a truth "
     "the calibration supports; no prior assumed); assumes further items like the calibrated "
-    "ones. Measured (evidence/TRUST.md section 9c): an 80% plan reaches its target in 93-100% "
-    "of follow-ups, over fixed truths 0.07-0.12 above it and truths spread over 0.50-0.75 or "
-    "0.32-0.81. A stratified proposal over-represents rare levels, which changes kappa: "
+    "ones. Measured (evidence/TRUST.md section 9c): an 80% plan reaches its target in 96-100% "
+    "of follow-ups 0.07-0.12 above it, 79-83% over truths spread around the target; none can "
+    "plan for a truth just above it. A stratified proposal over-represents rare levels, which changes kappa: "
     "re-calibrate and plan again after labelling."
 )
 
