@@ -47,8 +47,8 @@ ASSUMPTION = (
     "the calibration supports; no prior assumed); assumes further items like the calibrated "
     "ones. Measured (evidence/TRUST.md section 9c): an 80% plan reaches its target in 96-100% "
     "of follow-ups 0.07-0.12 above it, 79-83% over truths spread around the target; none can "
-    "plan for a truth just above it. A stratified proposal over-represents rare levels, which changes kappa: "
-    "re-calibrate and plan again after labelling."
+    "plan for a truth just above it. A stratified proposal over-represents rare levels, which "
+    "changes kappa: re-calibrate and plan again after labelling."
 )
 
 
