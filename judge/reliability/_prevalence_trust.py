@@ -18,7 +18,7 @@ its Monte Carlo error, *and* the panel's like-for-like kappa has a one-sided low
 0 (agreement beyond chance by kappa's own correction; a constant judge has kappa 0). At the
 boundary (a panel exchangeable with the experts) the test's size is 5% by construction,
 whatever the number of items; a worse panel is trusted less often. Measured
-(``evidence.prevalence_trust``, evidence/TRUST.md section 4c): 4.2-5.4% at 50-400 items, where
+(``evidence.prevalence_trust``, evidence/TRUST.md section 4c): 3.5-4.8% at 50-400 items, where
 the bootstrap bounds it replaces were not flat (a percentile 99% bound: 1.0-3.6%; every 95%
 bound, the studentized bootstrap of D included: 9-17%). D's two-sided interval (``low``,
 ``high``) stays the cluster-robust bootstrap's (descriptive). It needs two distinct experts;
