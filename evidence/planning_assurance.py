@@ -11,7 +11,9 @@ depends on where the truth lies relative to the target). Per scenario, ``--reps`
 - a calibration whose gate bound (one-sided 95%, robust: the lower of jackknife-t and
   percentile) already reaches the target needs no plan ("cleared already");
 - otherwise the assurance plan (``judge.reliability.units_for_assurance``, assurance 0.8,
-  target ``--target``, 2,000 simulations): m items in all; the follow-up it asks for is the
+  target ``--target``, 2,000 simulations, sized at the calibration's lower bound at
+  ``--planning-confidence``, default the assurance): m items in all, or none when that bound
+  is below the target ("unreachable"); the follow-up it asks for is the
   calibration's own items plus ``m - n`` new ones from the same population, and the gate's
   bound is computed on all of them (robust, 1,000 resamples): does it reach the target?
 - today's point projection (``judge.reliability.units_needed`` from the 95% percentile
@@ -23,7 +25,7 @@ follow-ups that reached the target (among those with a plan), and the median and
 percentile of the items asked for.
 
     uv run --group dev python -m evidence.planning_assurance [--reps 300] [--n 50] [--target 0.58]
-        [--no-projection]
+        [--no-projection] [--planning-confidence 0.8] [--scenarios 0 1 2 3]
 """
 
 from __future__ import annotations
@@ -92,6 +94,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--no-projection", action="store_true", help="only the assurance plan (faster)"
     )
     parser.add_argument(
+        "--planning-confidence",
+        type=float,
+        default=None,
+        help="one-sided confidence of the planning kappa (default: the assurance)",
+    )
+    parser.add_argument(
         "--no-widening",
         action="store_true",
         help="plan for the linearised t bound (widen 1.0), not the gate's robust bound",
@@ -133,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                 engine,
                 args.target,
                 assurance=args.assurance,
+                planning_confidence=args.planning_confidence,
                 max_units=CAP,
                 seed=rep,
                 widen=1.0 if args.no_widening else None,

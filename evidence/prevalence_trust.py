@@ -8,18 +8,22 @@ expert minus the experts' mean pairwise AC2) is 0 in the population: the boundar
 test's null hypothesis D < 0. Above 1.0 the panel is worse than an expert (D < 0), below 1.0
 better. Per (noise, n), ``--reps`` calibrations, each through the gate's functions:
 
-- ``ac2 test``: ``ac2_versus_experts`` one-sided 95% lower bound >= 0, outside its Monte
-  Carlo error, and the like-for-like kappa's lower bound > 0 (the rule's guard);
+- ``ac2 test``: ``ac2_versus_experts``: D above the ``--confidence`` (default the gate's
+  0.95) quantile of its permutation distribution, outside its Monte Carlo error, and the
+  like-for-like kappa's lower bound > 0 (the rule's guard);
 - ``paradox``: the share of calibrations where the paradox applied (the most frequent whole
   consensus level above 80% of the items), so the AC2 test, not kappa's, decided;
 - ``whole rule``: what ``judge.calibration._trust_gate`` decides: under the paradox the AC2
   test, else kappa's line test, plus the level minimum (5 units per level present);
-- ``kappa line``: kappa's like-for-like line test alone (lower bound >= 0.58), for reference.
+- ``kappa line``: kappa's like-for-like line test alone (lower bound >= 0.58), for reference;
+- ``99% bootstrap``: the rule before (D's robust one-sided 99% bootstrap bound >= 0, outside
+  its Monte Carlo error, with the same guard).
 
 Requirement: at D = 0 (noise 1.0, the panel no better than an expert) the AC2 test trusts at
 most 5% of calibrations.
 
     uv run --group dev python -m evidence.prevalence_trust [--reps 1000] [--seed 31]
+        [--noises 1.0] [--sizes 50 100]
 """
 
 from __future__ import annotations
@@ -41,14 +45,18 @@ from judge.reliability import (
     like_for_like_trust,
     median_rater,
 )
+from judge.reliability._kappa_interval import engine_interval
+from judge.reliability._prevalence_trust import ac2_difference
 
 LINE = 0.58
 EXPERT_NOISE = 0.72
 SHARES = (0.85, 0.06, 0.04, 0.03, 0.02)
 LEVELS = [1.0, 2.0, 3.0, 4.0, 5.0]
 NOISES = (0.7, 1.0, 1.3)
-SIZES = (50, 100, 200)
-COLUMNS = ("ac2 test", "paradox", "whole rule", "kappa line")
+SIZES = (50, 100, 200, 400)
+COLUMNS = ("ac2 test", "paradox", "whole rule", "kappa line", "99% bootstrap")
+#: the rule before the permutation test: D's robust one-sided 99% bootstrap bound >= 0
+BOOTSTRAP_CONFIDENCE = 0.99
 
 
 def one_calibration(
@@ -76,7 +84,18 @@ def one_calibration(
     paradox = prevalence is not None and prevalence.paradox
     guard = kappa.interval.refused is None and kappa.interval.lower > 0
     ac2 = ac2_versus_experts(
-        panel, experts, levels=LEVELS, n_resamples=resamples, seed=seed, confidence=confidence
+        panel,
+        experts,
+        levels=LEVELS,
+        n_resamples=resamples,
+        seed=seed,
+        confidence=confidence,
+    )
+    before = engine_interval(
+        ac2_difference(panel, list(experts.values()), levels=LEVELS),
+        n_resamples=resamples,
+        confidence=BOOTSTRAP_CONFIDENCE,
+        seed=seed,
     )
     ac2_pass = guard and ac2.refused is None and not ac2_reasons(ac2)
     line_pass = kappa.interval.refused is None and not {
@@ -89,6 +108,7 @@ def one_calibration(
         "paradox": paradox,
         "whole rule": levels_ok and (ac2_pass if paradox and guard else line_pass),
         "kappa line": line_pass,
+        "99% bootstrap": guard and before.refused is None and not ac2_reasons(before),
     }
 
 
@@ -113,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print(
         f"shares {SHARES}; {args.reps} calibrations per cell, {args.resamples} resamples, "
-        f"seed {args.seed}, one-sided confidence {args.confidence}; "
+        f"seed {args.seed}, permutation test at {args.confidence}; "
         f"MC SE of a 5% rate: {math.sqrt(0.05 * 0.95 / args.reps):.4f}"
     )
     print(

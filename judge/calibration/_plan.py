@@ -6,10 +6,11 @@ Per dimension the applicable calibration (as the flags use it) gives the panel a
 agreement and the run's per-unit tables of the panel against the experts' consensus. The
 plan is the number of independent units for which a follow-up calibration's one-sided 95%
 lower bound reaches the target (``target_ci_lower``, default the rubric's line) with
-probability ``assurance`` (default 0.8), simulated over the estimate's uncertainty
-(:func:`judge.reliability.units_for_assurance`, evidence/TRUST.md section 9); when no number
-up to ``MAX_UNITS`` gets there, the dimension is ``unreachable_at_assurance`` (no point
-projection is given). The evidence gate is planned the same way at the floor, with
+probability ``assurance`` (default 0.8) if the true kappa is at least the calibration's
+lower bound at that same confidence (:func:`judge.reliability.units_for_assurance`,
+evidence/TRUST.md section 9c); when that bound is below the target, or no number up to
+``MAX_UNITS`` gets there, the dimension is ``unreachable_at_assurance`` (no point projection
+is given). The evidence gate is planned the same way at the floor, with
 ``min_items`` units, and is ``cleared`` only when coverage passes too
 (``coverage_below_minimum`` otherwise: more items do not fix abstentions).
 """
@@ -41,11 +42,12 @@ MAX_UNITS = 20_000
 SIMULATIONS = 2000
 ASSUMPTION = (
     "items for the gate's one-sided 95% lower bound, on this calibration's items plus the "
-    "additional ones, to reach the target with the stated assurance, simulated over the "
-    "estimate's uncertainty (a two-stage bootstrap of the calibrated units); assumes further "
-    "items like the calibrated ones. Measured: an 80% plan reaches its target in 97-98% of "
-    "follow-ups 0.07-0.12 above it, 74-83% over a spread of truths (evidence/TRUST.md "
-    "section 9b). A stratified proposal over-represents rare levels, which "
+    "additional ones, to reach the target with the stated assurance if the true kappa is at "
+    "least `planning_kappa`, this calibration's lower bound at the same confidence (a truth "
+    "the calibration supports; no prior assumed); assumes further items like the calibrated "
+    "ones. Measured (evidence/TRUST.md section 9c): an 80% plan reaches its target in 96-100% "
+    "of follow-ups 0.07-0.12 above it, 79-83% over truths spread around the target; none can "
+    "plan for a truth just above it. A stratified proposal over-represents rare levels, which "
     "changes kappa: re-calibrate and plan again after labelling."
 )
 
@@ -85,16 +87,29 @@ def _need(
         engine, target, assurance=assurance, simulations=SIMULATIONS, max_units=MAX_UNITS,
         seed=seed,
     )  # fmt: skip
+    kappa_l = plan.planning_kappa
     figures = {
         "assurance": assurance,
         "probability": round(plan.probability, 4),
-        "ceiling": round(plan.ceiling, 4),
+        "planning_kappa": round(kappa_l, 4) if math.isfinite(kappa_l) else None,
+        "planning_confidence": plan.planning_confidence,
     }
     if plan.units is None:
+        if not (math.isfinite(kappa_l) and kappa_l >= target):
+            shown = f"{kappa_l:.3f}" if math.isfinite(kappa_l) else "undefined"
+            why = (
+                f"the calibration's one-sided {plan.planning_confidence:.0%} lower bound of "
+                f"kappa ({shown}) is below {target}: it does not support a truth at the "
+                "target, so no size is planned at this assurance"
+            )
+        else:
+            why = (
+                f"no calibration up to {MAX_UNITS:,} units reaches {target} with probability "
+                f"{assurance} at a true kappa of {kappa_l:.3f} (the planning kappa)"
+            )
         return figures | {
             "status": "unreachable_at_assurance",
-            "why": f"no calibration up to {MAX_UNITS:,} units reaches {target} with probability "
-            f"{assurance}: {plan.ceiling:.0%} of the plausible populations reach it at all",
+            "why": why,
             "items_total": None,
             "additional_items": None,
         }
@@ -108,7 +123,7 @@ def _need(
     }
     out["why"] = (
         f"this calibration's {n} items and {total - n} more reach {target} with probability "
-        f"{assurance}"
+        f"{assurance} if the true kappa is at least {kappa_l:.3f}"
     )
     return out
 

@@ -14,8 +14,9 @@
 - *Prevalence paradox*: when the most frequent whole consensus level holds more than 80% of
   the items, two or more distinct experts labelled and the like-for-like kappa's lower bound
   is above 0, the line test is AC2's instead: the panel's mean AC2 against single experts
-  minus the experts' mean pairwise AC2 must have a one-sided 99% lower bound at or above 0
-  (:mod:`judge.reliability._prevalence_trust`).
+  minus the experts' mean pairwise AC2 (D) must be above the 95th percentile of its
+  permutation distribution (raters relabelled item by item: the panel as one more expert;
+  :mod:`judge.reliability._prevalence_trust`).
 
 Scales without a pooled kappa (a ranked scale of the session's participants) have neither
 test; their flag keeps the gate of :mod:`judge.domain.flags`.

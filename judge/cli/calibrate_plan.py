@@ -34,7 +34,12 @@ def _need(plan: dict[str, Any]) -> str:
     if plan["status"] == "cleared":
         return "0 (cleared)"
     total = plan.get("items_total")
-    return f"+{more}" + (f" (total {total})" if total is not None else "")
+    at = plan.get("planning_kappa")
+    return (
+        f"+{more}"
+        + (f" (total {total})" if total is not None else "")
+        + (f" if kappa >= {at:.2f}" if at is not None else "")
+    )
 
 
 def print_plan(data: dict[str, Any]) -> None:
@@ -42,8 +47,10 @@ def print_plan(data: dict[str, Any]) -> None:
     out.print(
         f"[bold]Calibration plan[/bold]{simulated_banner(data)}: {data['rubric']['id']} "
         f"v{data['rubric']['version']}, panel {data['panel']}, CI lower bound to reach "
-        f"{data['target_ci_lower']} with probability {data['assurance']} (evidence gate: "
-        f"floor {data['floor']}, {data['min_items']} items, coverage {data['min_coverage']})"
+        f"{data['target_ci_lower']} with probability {data['assurance']} if the true kappa is "
+        f"at least the calibration's one-sided {data['assurance']:.0%} lower bound (evidence "
+        f"gate: floor {data['floor']}, {data['min_items']} items, coverage "
+        f"{data['min_coverage']})"
     )
     table = wrapping_table(
         "dimension", "n (units)", "agreement [95% CI]", "status", "items", "gate needs"
@@ -102,7 +109,8 @@ def _read_pool(path: Path) -> list[Any]:
     type=click.FloatRange(0.5, 0.99),
     default=0.8,
     show_default=True,
-    help="the probability that the planned calibration reaches the target",
+    help="the probability that the planned calibration reaches the target, if the true kappa "
+    "is at least the calibration's lower bound at this confidence",
 )
 @click.option("--dimension", "dimensions", multiple=True, help="plan these only (repeatable)")
 @click.option(

@@ -140,6 +140,7 @@ from judge.reliability._planning import (
 from judge.reliability._prevalence_trust import (
     AC2_BELOW_EXPERTS,
     AC2_CONFIDENCE,
+    AC2_METHOD,
     AC2_WITHIN_MC_ERROR,
     ac2_reasons,
     ac2_versus_experts,
@@ -182,6 +183,7 @@ __all__ = [
     "ABSTAINED",
     "AC2_BELOW_EXPERTS",
     "AC2_CONFIDENCE",
+    "AC2_METHOD",
     "AC2_WITHIN_MC_ERROR",
     "ALPHA",
     "DEFAULT_ASSURANCE",

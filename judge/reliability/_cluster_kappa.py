@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal, Protocol
 
 import numpy as np
@@ -92,43 +93,104 @@ class ClusterKappa:
         return self.kappa(self.cells.sum(axis=0) - self.cells)
 
     def std_err(self, draws: FloatArray | None = None) -> FloatArray:
-        """Cluster-robust linearised standard error of kappa, per resample (``draws``) or, with
-        None, of the sample itself (a one-element array). NaN where kappa is undefined.
+        """Cluster-robust linearised standard error of the coefficient, per resample
+        (``draws``) or, with None, of the sample itself (a one-element array). NaN where the
+        coefficient is undefined. See :meth:`unit_influence` and :func:`linearised_se`."""
+        m = self.multiplicities(draws)
+        return linearised_se(self.unit_influence(m), m, self.units, self.n)
+
+    def multiplicities(self, draws: FloatArray | None) -> FloatArray:
+        out: FloatArray = np.ones((1, self.units)) if draws is None else np.atleast_2d(draws)
+        return out
+
+    def resampled_se(self, draws: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """:meth:`resampled` and :meth:`std_err` of the same resamples (one table product)."""
+        values, influence = self.resampled_influence(draws)
+        return values, linearised_se(influence, draws, self.units, self.n)
+
+    def resampled_influence(self, draws: FloatArray) -> tuple[FloatArray, FloatArray]:
+        tables = draws @ self.cells
+        return self.kappa(tables), self.unit_influence(draws, tables)
+
+    @cached_property
+    def _item_cell(self) -> NDArray[np.int64] | None:
+        """Each unit's one cell (-1: no item) when no unit holds more than one item."""
+        if self.cells.size and float(self.cells.sum(axis=1).max()) > 1:
+            return None
+        return np.where(self.cells.sum(axis=1) > 0, self.cells.argmax(axis=1), -1)
+
+    def unit_influence(self, draws: FloatArray, tables: FloatArray | None = None) -> FloatArray:
+        """Per resample (rows of ``draws``) and unit: the summed influence of the unit's items
+        on the coefficient, over the resample's item count (resamples x units; NaN rows where
+        the coefficient is undefined), so that the linearised variance is
+        ``sum_u m_u * influence_u**2``.
 
         Kappa = 1 - D_o / D_e with D_o = sum w p (observed disagreement) and D_e = sum w r c
         (chance disagreement from the row and column shares r, c). An item in cell (a, b) has
         influence ``(D_o * IF_e - D_e * IF_o) / D_e**2`` with ``IF_o = w_ab - D_o`` and
-        ``IF_e = (W c)_a + (r W)_b - 2 D_e``; the variance is ``sum_u (sum of its items'
-        influence)**2 / n**2`` over the units, times ``G / (G - 1)`` (small-sample factor)
-        when there are groups (``G`` units fewer than items). Kappa only.
+        ``IF_e = (W c)_a + (r W)_b - 2 D_e``. AC2 = (p_a - p_e) / (1 - p_e) with agreement
+        weights A = 1 - W: an item in (a, b) has influence ``g_ab - sum p g`` with
+        ``g_ab = A_ab / (1 - p_e) + (p_a - 1) / (1 - p_e)**2 * c (1 - pi_a - pi_b)``,
+        ``c = sum A / (k (k - 1))`` and ``pi`` the mean of the two raters' shares.
         """
-        if self.coefficient != "kappa":
-            raise ValueError("the linearised standard error is implemented for kappa only")
-        m = np.ones((1, self.units)) if draws is None else np.atleast_2d(draws)
         k = self.k
-        tables = m @ self.cells
+        tables = draws @ self.cells if tables is None else tables
         total = tables.sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
             p = (tables / total[:, None]).reshape(-1, k, k)
-            rows, cols = p.sum(axis=2), p.sum(axis=1)
-            observed = (p * self.wmat).sum(axis=(1, 2))
-            expected = np.einsum("ra,ab,rb->r", rows, self.wmat, cols)
-            if_o = self.wmat[None, :, :] - observed[:, None, None]
-            if_e = (
-                (cols @ self.wmat.T)[:, :, None]
-                + (rows @ self.wmat)[:, None, :]
-                - 2 * expected[:, None, None]
-            )
-            influence = (observed[:, None, None] * if_e - expected[:, None, None] * if_o) / (
-                expected[:, None, None] ** 2
-            )
-            per_unit = influence.reshape(len(total), k * k) @ self.cells.T  # resamples x units
-            variance = (m * per_unit**2).sum(axis=1) / total**2
-            if self.units < self.n:
-                variance *= self.units / (self.units - 1) if self.units > 1 else np.nan
-            out: FloatArray = np.sqrt(variance)
-        out[~np.isfinite(out) | ~(expected > 0)] = np.nan
+            if self.coefficient == "ac2":
+                influence, defined = _ac2_influence(p, self.wmat, k)
+            else:
+                influence, defined = _kappa_influence(p, self.wmat)
+            flat = influence.reshape(len(total), k * k)
+            cell = self._item_cell
+            if cell is None:
+                per_unit = flat @ self.cells.T
+            else:  # one item per unit: a gather, not a matrix product
+                per_unit = np.where(cell >= 0, flat[:, np.maximum(cell, 0)], 0.0)
+            out: FloatArray = per_unit / total[:, None]
+        out[~defined] = np.nan
         return out
+
+
+def _kappa_influence(p: FloatArray, wmat: FloatArray) -> tuple[FloatArray, NDArray[np.bool_]]:
+    rows, cols = p.sum(axis=2), p.sum(axis=1)
+    observed = (p * wmat).sum(axis=(1, 2))
+    expected = np.einsum("ra,ab,rb->r", rows, wmat, cols)
+    if_o = wmat[None, :, :] - observed[:, None, None]
+    if_e = (cols @ wmat.T)[:, :, None] + (rows @ wmat)[:, None, :] - 2 * expected[:, None, None]
+    influence = (observed[:, None, None] * if_e - expected[:, None, None] * if_o) / (
+        expected[:, None, None] ** 2
+    )
+    return influence, np.asarray(expected > 0) & np.isfinite(expected)
+
+
+def _ac2_influence(p: FloatArray, wmat: FloatArray, k: int) -> tuple[FloatArray, NDArray[np.bool_]]:
+    agree = 1.0 - wmat
+    c = float(agree.sum()) / (k * (k - 1))
+    pa = (p * agree).sum(axis=(1, 2))
+    pi = (p.sum(axis=2) + p.sum(axis=1)) / 2
+    pe = c * (pi * (1 - pi)).sum(axis=1)
+    free = (1 - pe)[:, None, None]
+    grad = agree[None, :, :] / free + (pa[:, None, None] - 1) / free**2 * c * (
+        1 - pi[:, :, None] - pi[:, None, :]
+    )
+    influence = grad - (p * grad).sum(axis=(1, 2))[:, None, None]
+    return influence, np.asarray(pe < 1) & np.isfinite(pe)
+
+
+def linearised_se(influence: FloatArray, draws: FloatArray, units: int, n: int) -> FloatArray:
+    """``sqrt(sum_u m_u * influence_u**2)`` per resample (rows), times ``G / (G - 1)`` under
+    the root when there are groups (``units`` fewer than the ``n`` items): the cluster-robust
+    ("sandwich") variance. For independent items and kappa it is the Fleiss-Cohen-Everitt
+    asymptotic variance that statsmodels reports. NaN where the statistic is undefined."""
+    with np.errstate(invalid="ignore"):
+        variance = (draws * influence**2).sum(axis=1)
+        if units < n:
+            variance *= units / (units - 1) if units > 1 else np.nan
+        out: FloatArray = np.sqrt(variance)
+    out[~np.isfinite(out)] = np.nan
+    return out
 
 
 def cluster_kappa(
@@ -197,3 +259,62 @@ class MeanStatistic:
     def jackknife(self) -> FloatArray:
         out: FloatArray = np.mean(np.stack([p.jackknife() for p in self.parts]), axis=0)
         return out
+
+    def unit_influence(self, draws: FloatArray) -> FloatArray:
+        out: FloatArray = np.mean(np.stack([p.unit_influence(draws) for p in self.parts]), axis=0)
+        return out
+
+    def resampled_influence(self, draws: FloatArray) -> tuple[FloatArray, FloatArray]:
+        both = [p.resampled_influence(draws) for p in self.parts]
+        values: FloatArray = np.mean(np.stack([v for v, _ in both]), axis=0)
+        influence: FloatArray = np.mean(np.stack([i for _, i in both]), axis=0)
+        return values, influence
+
+    def resampled_se(self, draws: FloatArray) -> tuple[FloatArray, FloatArray]:
+        values, influence = self.resampled_influence(draws)
+        return values, linearised_se(influence, draws, self.units, self.n)
+
+    def std_err(self, draws: FloatArray | None = None) -> FloatArray:
+        """The linearised standard error of the mean (the parts' influences averaged unit by
+        unit, so their correlation over the shared units is counted)."""
+        m = self.parts[0].multiplicities(draws)
+        return linearised_se(self.unit_influence(m), m, self.units, self.n)
+
+
+@dataclass(frozen=True)
+class DifferenceStatistic:
+    """``plus - minus`` of two means over the same units."""
+
+    plus: MeanStatistic
+    minus: MeanStatistic
+
+    @property
+    def units(self) -> int:
+        return self.plus.units
+
+    @property
+    def n(self) -> int:
+        return self.plus.n
+
+    def point(self) -> float:
+        return self.plus.point() - self.minus.point()
+
+    def resampled(self, draws: FloatArray) -> FloatArray:
+        out: FloatArray = self.plus.resampled(draws) - self.minus.resampled(draws)
+        return out
+
+    def jackknife(self) -> FloatArray:
+        out: FloatArray = self.plus.jackknife() - self.minus.jackknife()
+        return out
+
+    def resampled_se(self, draws: FloatArray) -> tuple[FloatArray, FloatArray]:
+        plus, plus_influence = self.plus.resampled_influence(draws)
+        minus, minus_influence = self.minus.resampled_influence(draws)
+        influence = plus_influence - minus_influence
+        return plus - minus, linearised_se(influence, draws, self.units, self.n)
+
+    def std_err(self, draws: FloatArray | None = None) -> FloatArray:
+        """The linearised standard error of the difference (unit by unit, as the mean's)."""
+        m = self.plus.parts[0].multiplicities(draws)
+        influence = self.plus.unit_influence(m) - self.minus.unit_influence(m)
+        return linearised_se(influence, m, self.units, self.n)

@@ -45,6 +45,8 @@ from judge.reliability._cluster_kappa import (
     KAPPA_WORST,
     ClusterKappa,
     Coefficient,
+    DifferenceStatistic,
+    MeanStatistic,
     UnitStatistic,
     cluster_kappa,
 )
@@ -66,6 +68,8 @@ DEFAULT_METHOD: Method = "robust"
 MIN_UNITS = 5
 #: bootstrap resamples by default (the deciding bound's Monte Carlo error: evidence/TRUST.md)
 DEFAULT_RESAMPLES = 2000
+#: the statistics with a linearised standard error (the studentized interval's)
+LINEARISED = (ClusterKappa, MeanStatistic, DifferenceStatistic)
 #: a t-statistic standing for "undefined": larger than any real one, finite for np.quantile
 _T_UNDEFINED = 1e12
 
@@ -270,8 +274,8 @@ def engine_interval(
     """:func:`kappa_interval` of a prepared statistic of per-unit tables."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    if method == "studentized" and not isinstance(engine, ClusterKappa):
-        raise ValueError("the studentized interval needs a single kappa")
+    if method == "studentized" and not isinstance(engine, LINEARISED):
+        raise ValueError("the studentized interval needs a statistic with a linearised SE")
     levels = tail_levels(confidence)
     estimate = engine.point()
     nan = math.nan
@@ -284,10 +288,13 @@ def engine_interval(
         return replace(head, refused=why)
     boot_parts, se_parts = [], []
     for draws in group_draws(engine.units, n_resamples, seed):
-        boot_parts.append(engine.resampled(draws))
         if method == "studentized":
-            assert isinstance(engine, ClusterKappa)
-            se_parts.append(engine.std_err(draws))
+            assert isinstance(engine, LINEARISED)
+            values, se_values = engine.resampled_se(draws)
+            boot_parts.append(values)
+            se_parts.append(se_values)
+        else:
+            boot_parts.append(engine.resampled(draws))
     boot = np.concatenate(boot_parts)
     undefined = int(np.sum(~np.isfinite(boot)))
     quantile_levels = levels
@@ -315,7 +322,7 @@ def engine_interval(
         bounds = np.quantile(worst_case(boot), quantile_levels)
         mc = quantile_mc_interval(worst_case(boot), float(quantile_levels[2]))
     else:
-        assert isinstance(engine, ClusterKappa)
+        assert isinstance(engine, LINEARISED)
         se = float(engine.std_err()[0])
         boot_se = np.concatenate(se_parts)
         bounds = studentized_bounds(estimate, se, boot, boot_se, levels)
@@ -383,8 +390,7 @@ def kappa_interval(
     lower bound at ``confidence`` by ``method`` (module docstring); undefined resamples count
     at -1. No interval (``refused`` says why) with fewer than ``min_units`` units, fewer than
     two paired items, or an undefined kappa on the sample itself. Deterministic per ``seed``.
-    ``coefficient="ac2"`` gives Gwet's AC2 (AC1 with ``weights=None``) the same way (not with
-    ``method="studentized"``).
+    ``coefficient="ac2"`` gives Gwet's AC2 (AC1 with ``weights=None``) the same way.
     """
     engine = kappa_engine(
         a,

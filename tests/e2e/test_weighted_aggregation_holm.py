@@ -184,6 +184,19 @@ def test_holm_decides_weighting_and_a_weighted_score_has_its_own_flag(
         if at_80["status"] == "unreachable_at_assurance":
             assert at_80["items_total"] is None
             assert at_90["status"] == "unreachable_at_assurance"
+        if "planning_kappa" in at_80:
+            # sized at the run's lower bound at the assurance's confidence (0.9's is lower)
+            assert (at_80["planning_confidence"], at_90["planning_confidence"]) == (0.8, 0.9)
+            assert at_90["planning_kappa"] <= at_80["planning_kappa"] <= at_80["estimate"]
+            if at_80["status"] == "reachable":
+                assert at_80["planning_kappa"] >= at_80["target_ci_lower"]
+                assert f"at least {at_80['planning_kappa']:.3f}" in at_80["why"]
+    assert any("planning_kappa" in p for p in plans["0.8"]["dimensions"].values())
+    table = judge("calibrate", "plan", "--rubric", "epitome")
+    assert table.returncode == 0, table.stderr
+    assert "if the true kappa is at least the calibration's one-sided 80% lower bound" in " ".join(
+        table.stdout.split()
+    )
 
     # a panel with aggregation: weighted scores with that evidence, flag by flag
     item = json.dumps(conversation(3))

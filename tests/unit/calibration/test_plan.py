@@ -74,6 +74,10 @@ def test_plan_at_a_stated_assurance() -> None:
     assert at_80["additional_items"] == at_80["items_total"] - 50
     assert at_80["probability"] >= 0.8
     assert at_90["probability"] >= 0.9
+    # sized at the calibration's lower bound at the assurance (0.9's is lower)
+    assert 0.55 <= at_90["planning_kappa"] < at_80["planning_kappa"] < estimate
+    assert (at_80["planning_confidence"], at_90["planning_confidence"]) == (0.8, 0.9)
+    assert f"if the true kappa is at least {at_80['planning_kappa']:.3f}" in at_80["why"]
     assert "projected_lower_at_total" not in at_80
     # the evidence gate (lower bound at the floor, 50 units, coverage) is already met
     assert at_80["evidence_gate"]["status"] == "cleared"
@@ -86,8 +90,15 @@ def test_plan_at_a_stated_assurance() -> None:
     unreachable = plan_dimension(dim, cal(low, low - 0.2), POLICY, 0.58, weak)
     assert unreachable["status"] == "unreachable_at_assurance"
     assert unreachable["items_total"] is None
-    assert unreachable["ceiling"] < 0.8
-    assert "20,000 units" in unreachable["why"]
+    assert unreachable["planning_kappa"] < 0.58
+    assert unreachable["planning_confidence"] == 0.8
+    assert "lower bound of kappa" in unreachable["why"]
+    # a planning kappa a hair above the target: no size up to 20,000 units gets there
+    hair = at_80["planning_kappa"] - 0.0005
+    too_close = plan_dimension(dim, cal(estimate, 0.48), POLICY, hair, tables)
+    assert too_close["status"] == "unreachable_at_assurance"
+    assert too_close["items_total"] is None
+    assert "20,000 units" in too_close["why"]
     assert plan_dimension(dim, cal(0.8, 0.5), POLICY, 0.58)["status"] == "no_assurance_plan"
     assert plan_dimension(dim, None, POLICY, 0.58)["additional_items"] == 50
     assert plan_dimension(dim, cal(0.8, None, n=4), POLICY, 0.58)["status"] == "no_interval"

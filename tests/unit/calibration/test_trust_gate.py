@@ -121,3 +121,32 @@ def test_a_constant_judge_is_held_to_kappa_under_the_paradox() -> None:
     assert found is not None
     assert found.coefficient == "kappa"  # kappa's lower bound is not above 0
     assert "lower_bound_below_line" in found.reasons
+
+
+def test_the_report_and_its_html_state_the_permutation_test() -> None:
+    """Through the whole report (as ``judge calibrate`` stores and renders it): under the
+    paradox the deciding test is AC2's permutation test, stored with D, its bootstrap
+    interval, and the margin over the permutation 95th percentile."""
+    from judge.calibration import ScoredItem, calibration_report, render_report_html
+
+    truth, experts = paradox_columns()
+    items = [
+        ScoredItem(
+            labels={e: {ER.id: experts[e][i]} for e in experts},
+            judges={"openai/a": {ER.id: t}},
+            aggregate={ER.id: t},
+        )
+        for i, t in enumerate(truth)
+    ]
+    report = calibration_report(EPITOME, items, ["openai/a"], "r1", resamples=1000)
+    like = report.dimensions[ER.id].like_for_like
+    assert like is not None
+    assert like.coefficient == "ac2"
+    assert like.ac2_difference is not None
+    assert like.ac2_lower is not None
+    assert like.ac2_ci95 is not None
+    assert like.ac2_ci95[0] is not None
+    assert like.ac2_lower < like.ac2_difference  # D minus the permutation 95th percentile
+    assert like.trusted
+    html = " ".join(render_report_html(report).split())
+    assert "margin over the 95th percentile of its permutation distribution" in html

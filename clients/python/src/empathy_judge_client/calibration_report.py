@@ -99,9 +99,10 @@ class LikeForLike(ReportPart):
     #: the test that decided: ``kappa`` (the lower bound against ``line``), or ``ac2`` under
     #: kappa's prevalence paradox (the most frequent whole consensus level holds more than
     #: 80% of the items, two or more distinct experts, kappa's lower bound above 0): the
-    #: lower bound of the panel's mean AC2 against single experts minus the experts' own mean
-    #: pairwise AC2 (``ac2_difference``, ``ac2_ci95``, ``ac2_lower`` with ``ac2_lower_mc``)
-    #: against 0 (evidence/TRUST.md, section 4)
+    #: panel's mean AC2 against single experts minus the experts' own mean pairwise AC2
+    #: (``ac2_difference``, with its bootstrap ``ac2_ci95``) against its permutation
+    #: distribution: ``ac2_lower`` is D minus that distribution's 95th percentile (with
+    #: ``ac2_lower_mc``), trusted at or above 0 (evidence/TRUST.md, section 4c)
     coefficient: str = "kappa"
     dominant_share: float | None = None
     ac2_difference: float | None = None
