@@ -185,6 +185,11 @@ async def get_job(session: AsyncSession, job_id: str) -> ScoreJob | None:
     return await session.get(ScoreJob, job_id)
 
 
+def job_query(job_id: str) -> Select[Any]:
+    """The job ``job_id`` (for :meth:`Database.read_row`)."""
+    return select(ScoreJob).where(col(ScoreJob.id) == job_id)
+
+
 async def get_batch(session: AsyncSession, batch_id: str) -> Batch | None:
     return await session.get(Batch, batch_id)
 

@@ -623,6 +623,12 @@ class JobService:
         async with self.database.session() as session:
             return await repo.get_job(session, job_id)
 
+    async def read_job(self, job_id: str) -> ScoreJob | None:
+        """The job as an API read: one short statement apart from the jobs' pool (on SQLite
+        in line, without a thread hop: :mod:`judge.persistence.reads`)."""
+        row = await self.database.read_row(repo.job_query(job_id))
+        return None if row is None else row[0]
+
 
 def _ratings_by_model(result: ScoreResult) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}

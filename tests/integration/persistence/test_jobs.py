@@ -167,3 +167,28 @@ def test_a_status_read_answers_during_a_write_and_sees_only_what_was_committed(
         return during[1].completed, after[1].completed
 
     assert _with_database(_url(backend, tmp_path, request), body) == (0, 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_job_read_apart_from_the_jobs_pool_is_the_row_as_last_committed(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """What a score's answer and ``GET /v1/scores/{id}`` read: the finished job, with its
+    result, right after the finishing transaction committed; nothing for an unknown id."""
+
+    async def body(database: Database) -> tuple[Any, Any]:
+        job = _job()
+        await repo.insert_skipping_refused(database, [], [job])
+        async with database.session() as session:
+            await repo.claim_job(session, job.id, lease_s=60, max_attempts=5)
+            await repo.finish_job(
+                session, job.id, result_json='{"ok": 1}', calls=[], ratings_by_model={}
+            )
+        found = await database.read_row(repo.job_query(job.id))
+        missing = await database.read_row(repo.job_query("0" * 32))
+        return found, missing
+
+    found, missing = _with_database(_url(backend, tmp_path, request), body)
+    assert missing is None
+    assert found is not None
+    assert (found[0].status, found[0].result_json) == ("completed", '{"ok": 1}')
