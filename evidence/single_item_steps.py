@@ -12,6 +12,7 @@ end minus the latency). The wrappers cost a few microseconds each; nothing else 
 
     uv run --group dev python -m evidence.single_item_steps [--mode embedded|celery]
         [--samples 60] [--latency-ms 100] [--database postgresql://postgres@127.0.0.1:5432]
+        [--checkout ../main]
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def _services(args: argparse.Namespace, tmp: Path, stack: contextlib.ExitStack) 
         "JUDGE_SIMULATOR__URL": sim.base_url,
         "JUDGE_WORKER__CACHE_ENABLED": "true",
         "JUDGE_STEPS_FILE": str(tmp / "events.txt"),
-        "PYTHONPATH": f"{site}{os.pathsep}{THIS_CHECKOUT}",
+        "PYTHONPATH": f"{site}{os.pathsep}{Path(args.checkout).resolve()}",
     }
     if args.mode == "celery":
         redis, how = stack.enter_context(provide_redis(None, None))
@@ -187,6 +188,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 took = (marks[end] - marks[start]) * 1000
                 per_step[step].append(took - args.latency_ms if start == "call.sent" else took)
     return {
+        "checkout": str(Path(args.checkout).resolve()),
         "mode": args.mode,
         "database": "postgresql" if args.database else "sqlite",
         "samples": args.samples,
@@ -212,6 +214,9 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--database", default=None, help="a PostgreSQL server URL (default SQLite)")
+    parser.add_argument(
+        "--checkout", default=str(THIS_CHECKOUT), help="the checkout whose judge/ the services run"
+    )
     print(json.dumps(measure(parser.parse_args()), indent=2))
 
 
