@@ -7,11 +7,12 @@ while it does. Measured in ``judge serve`` during a full-speed embedded batch (2
 every thread; the status poll's and ``/health``'s worst times were these pauses. Objects
 that exist once the process is ready live as long as it does, so they are collected once and
 then moved to the permanent generation (:func:`gc.freeze`); later full passes walk only what
-was made since (measured the same way: 22-201 ms). Young collections, every 700 allocations by
-default, also run 30 times less often: a full pass follows every hundredth young one, so
-there were none during the three batches (before: 8-9), and young passes took 2-28 ms. Called by the long-lived service processes only (``judge serve``, ``judge
-worker``), never by code that builds and drops apps repeatedly (tests): frozen objects are
-never collected.
+was made since (measured the same way: 22-201 ms). Young collections, every 700 allocations
+by default, also run 30 times less often; a full pass follows every hundredth young one, and
+none was logged after start-up during the three batches (before: 8-9); young passes took
+2-28 ms. Called by the long-lived service processes only (``judge serve``, ``judge worker``),
+never by code that builds and drops apps repeatedly (tests): frozen objects are never
+collected.
 """
 
 from __future__ import annotations
