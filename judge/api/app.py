@@ -33,6 +33,7 @@ from judge.api.ui import TEMPLATES, ui_router
 from judge.domain.wire import wire_json
 from judge.errors import ConfigError
 from judge.runtime.composition import build_runtime
+from judge.runtime.gc_pauses import freeze_startup_objects
 from judge.runtime.in_process import JobWaiter
 from judge.runtime.job_thread import JobThread
 from judge.runtime.outbox import OutboxDispatcher, OutboxDrainer
@@ -70,9 +71,11 @@ async def _cancelled(task: asyncio.Task[None]) -> None:
         await task
 
 
-def create_app(settings: Settings) -> Litestar:
+def create_app(settings: Settings, *, freeze_at_start: bool = False) -> Litestar:
     """The app for ``settings`` (``settings.api.host`` is the address it will be bound to);
-    raises :class:`ConfigError` when :func:`bind_refusal` forbids serving there."""
+    raises :class:`ConfigError` when :func:`bind_refusal` forbids serving there.
+    ``freeze_at_start``: once started, keep what exists out of the garbage collector's full
+    passes (:mod:`judge.runtime.gc_pauses`; for the ``judge serve`` process only)."""
     refusal = bind_refusal(settings)
     if refusal:
         raise ConfigError(refusal)
@@ -136,6 +139,8 @@ def create_app(settings: Settings) -> Litestar:
                 extras=extras,
                 runner=runner,
             )
+            if freeze_at_start:
+                freeze_startup_objects()
             yield
         finally:
             for close in reversed(closers):

@@ -79,7 +79,7 @@ def serve(host: str | None, port: int | None, migrate: bool) -> None:
         # embedded jobs with simulated judges need the bundled simulator; Celery workers
         # start their own
         with simulator_for(settings, None if not settings.redis_url else ()) as settings:
-            app = create_app(settings)
+            app = create_app(settings, freeze_at_start=True)
             uvicorn.run(
                 app,
                 host=host,

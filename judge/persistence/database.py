@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import asyncpg  # type: ignore[import-untyped]
-from sqlalchemy import event, text
+from sqlalchemy import Engine, Row, Select, create_engine, event, literal, select, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import (
     ArgumentError,
@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import (
 )
 
 from judge.errors import DatabaseNotMigrated, DatabaseUnavailable
-from judge.persistence.reads import ReadLoop
+from judge.persistence.reads import InlineReads, ReadLoop
 
 if TYPE_CHECKING:  # alembic is imported when a migration is read or run (~0.4 s of CPU)
     from alembic.config import Config
@@ -37,7 +37,6 @@ __all__ = ["Database", "DatabaseNotMigrated", "DatabaseUnavailable", "is_unavail
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # Alembic logs "Context impl ..." at INFO on every revision check (each readiness probe).
 logging.getLogger("alembic.runtime.migration").setLevel(logging.WARNING)
-T = TypeVar("T")
 
 
 #: asyncpg's errors for a server that is gone, going or not yet back (a restart), and for a
@@ -146,11 +145,30 @@ class Database:
             self.engine, class_=AsyncSession, expire_on_commit=False
         )
         # an in-memory SQLite database exists on one connection only: reads use that one
-        self._reads = None if ":memory:" in self.url else ReadLoop(self._read_engine)
+        self._reads: ReadLoop | None = None
+        self._inline: InlineReads | None = None
+        if self.url.startswith("sqlite"):
+            if ":memory:" not in self.url:
+                self._inline = InlineReads(self._inline_engine())
+        else:
+            self._reads = ReadLoop(self._read_engine)
 
     def _read_engine(self) -> AsyncEngine:
         # autocommit: no BEGIN and ROLLBACK round trips around a single SELECT
         return self._engine(2, isolation_level="AUTOCOMMIT", pool_reset_on_return=None)
+
+    def _inline_engine(self) -> Engine:
+        """The same SQLite file through the standard library's driver (see reads.py)."""
+        url = make_url(self.url).set(drivername="sqlite+pysqlite")
+        engine = create_engine(
+            url,
+            pool_size=2,
+            max_overflow=2,
+            isolation_level="AUTOCOMMIT",
+            pool_reset_on_return=None,
+        )
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
 
     def _engine(self, pool_size: int | None, **kwargs: Any) -> AsyncEngine:
         """An engine; ``pool_size`` None keeps the driver's default pool."""
@@ -168,27 +186,33 @@ class Database:
         async with self._sessions() as session:
             yield session
 
-    async def read(self, read: Callable[[AsyncSession], Awaitable[T]]) -> T:
-        """``read(session)`` for a short read (autocommit) that must not wait behind running
-        jobs: on a loop and a small pool of their own (:mod:`judge.persistence.reads`)."""
+    async def read_row(self, statement: Select[Any]) -> Row[Any] | None:
+        """The row of a short SELECT (autocommit) that must not wait behind running jobs: on
+        SQLite in line, on PostgreSQL on a loop and a small pool of their own
+        (:mod:`judge.persistence.reads`)."""
+        if self._inline is not None:
+            return self._inline.row(statement)
+
+        async def read(session: AsyncSession) -> Row[Any] | None:
+            row: Row[Any] | None = (await session.execute(statement)).one_or_none()
+            return row
+
         if self._reads is None:
             async with self.session() as session:
                 return await read(session)
         return await self._reads.run(read)
 
     async def open_reads(self) -> None:
-        """Connect the read loop's pool now, so the first status poll does not wait for it
+        """Connect the read pool now, so the first status poll does not wait for it
         (measured: about 190 ms on PostgreSQL during a batch)."""
-
-        async def ping(session: AsyncSession) -> None:
-            await session.execute(text("SELECT 1"))
-
-        await self.read(ping)
+        await self.read_row(select(literal(1)))
 
     async def dispose(self) -> None:
         await self.engine.dispose()
         if self._reads is not None:
             await self._reads.close()
+        if self._inline is not None:
+            self._inline.close()
 
     # -- migrations -----------------------------------------------------------------------
     def head_revision(self) -> str:

@@ -12,6 +12,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
+    Row,
+    Select,
     and_,
     bindparam,
     case,
@@ -181,6 +183,11 @@ async def insert_skipping_refused(
 
 async def get_job(session: AsyncSession, job_id: str) -> ScoreJob | None:
     return await session.get(ScoreJob, job_id)
+
+
+def job_query(job_id: str) -> Select[Any]:
+    """The job ``job_id`` (for :meth:`Database.read_row`)."""
+    return select(ScoreJob).where(col(ScoreJob.id) == job_id)
 
 
 async def get_batch(session: AsyncSession, batch_id: str) -> Batch | None:
@@ -516,23 +523,29 @@ def _cost_so_far() -> Any:
     )
 
 
+def batch_with_progress_query(batch_id: str) -> Select[Any]:
+    """A batch, its progress and its cost so far in one statement (one round trip for a
+    status poll); :func:`batch_and_progress` reads its row."""
+    statuses = (QUEUED, RUNNING, COMPLETED, FAILED)
+    return select(Batch, *(_count_of(s) for s in statuses), _cost_so_far()).where(
+        col(Batch.id) == batch_id
+    )
+
+
+def batch_and_progress(row: Row[Any] | None) -> tuple[Batch, BatchProgress] | None:
+    """The batch and its progress from a row of :func:`batch_with_progress_query`."""
+    if row is None:
+        return None
+    batch, queued, running, completed, failed, cost = tuple(row)
+    return batch, BatchProgress(batch.total, queued, running, completed, failed, float(cost))
+
+
 async def batch_with_progress(
     session: AsyncSession, batch_id: str
 ) -> tuple[Batch, BatchProgress] | None:
-    """A batch, its progress and its cost so far in one statement (one round trip for a
-    status poll)."""
-    statuses = (QUEUED, RUNNING, COMPLETED, FAILED)
-    row = (
-        await session.execute(
-            select(Batch, *(_count_of(s) for s in statuses), _cost_so_far()).where(
-                col(Batch.id) == batch_id
-            )
-        )
-    ).one_or_none()
-    if row is None:
-        return None
-    batch, queued, running, completed, failed, cost = row
-    return batch, BatchProgress(batch.total, queued, running, completed, failed, float(cost))
+    """A batch, its progress and its cost so far, read in ``session``."""
+    result = await session.execute(batch_with_progress_query(batch_id))
+    return batch_and_progress(result.one_or_none())
 
 
 async def batch_jobs_page(

@@ -113,10 +113,9 @@ class BatchService:
         return await self.view(who, submitted.id)
 
     async def _readable(self, who: Principal, batch_id: str) -> tuple[Batch, BatchProgress]:
-        # on the database's read loop and pool (a poll never waits behind running jobs), in
-        # one statement
-        found = await self.jobs.database.read(
-            lambda session: repo.batch_with_progress(session, batch_id)
+        # apart from the jobs' pool (a poll never waits behind running jobs), in one statement
+        found = repo.batch_and_progress(
+            await self.jobs.database.read_row(repo.batch_with_progress_query(batch_id))
         )
         if found is None:
             raise BatchNotFound(batch_id)

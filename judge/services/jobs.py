@@ -37,6 +37,7 @@ from judge.services.economy_client import EconomyClient, batch_prices
 from judge.services.idempotency import Submission
 from judge.services.panels import panel_spec, resolve_panel
 from judge.services.scoring import Scorer, validate_for_rubric
+from judge.services.shared_reads import SharedReads
 from judge.settings import Settings
 from judge.tracing import tracer
 
@@ -142,9 +143,12 @@ class JobService:
     #: jobs this process claimed whose run failed while the database was down, so their
     #: claim could not be handed back: released (and re-sent) as soon as it answers again
     orphans: set[str] = field(default_factory=set)
-    #: batch id -> its mode (a batch's mode never changes; read once per batch)
-    _batch_modes: dict[str, str] = field(default_factory=dict)
+    #: batch id -> its mode, read once per batch (a batch's mode never changes)
+    _batch_modes: SharedReads[str, str] = field(init=False)
     _rounds: JobRounds | None = None
+
+    def __post_init__(self) -> None:
+        self._batch_modes = SharedReads(self._read_batch_mode)
 
     @property
     def rounds(self) -> JobRounds:
@@ -440,20 +444,18 @@ class JobService:
         provider batches first (:mod:`judge.services.economy_client`)."""
         if job.batch_id is None:
             return self.scorer
-        mode = self._batch_modes.get(job.batch_id)
-        if mode is None:
-            async with self.database.session() as session:
-                batch = await repo.get_batch(session, job.batch_id)
-            mode = batch.mode if batch is not None else "interactive"
-            if len(self._batch_modes) > 10_000:
-                self._batch_modes.clear()
-            self._batch_modes[job.batch_id] = mode
+        mode = await self._batch_modes.get(job.batch_id)
         if mode != ECONOMY:
             return self.scorer
         client = EconomyClient(
             self.scorer.client, self.database, job.batch_id, batch_prices(self.settings)
         )
         return replace(self.scorer, client=client)
+
+    async def _read_batch_mode(self, batch_id: str) -> str:
+        async with self.database.session() as session:
+            batch = await repo.get_batch(session, batch_id)
+        return batch.mode if batch is not None else "interactive"
 
     async def _in_calibration(self, job: ScoreJob, panel: Panel) -> bool:
         """A cascade panel's calibration item, which every stage must score."""
@@ -620,6 +622,12 @@ class JobService:
     async def get_job(self, job_id: str) -> ScoreJob | None:
         async with self.database.session() as session:
             return await repo.get_job(session, job_id)
+
+    async def read_job(self, job_id: str) -> ScoreJob | None:
+        """The job as an API read: one short statement apart from the jobs' pool (on SQLite
+        in line, without a thread hop: :mod:`judge.persistence.reads`)."""
+        row = await self.database.read_row(repo.job_query(job_id))
+        return None if row is None else row[0]
 
 
 def _ratings_by_model(result: ScoreResult) -> dict[str, dict[str, Any]]:

@@ -24,6 +24,7 @@ from judge.persistence.runs import RunTable
 from judge.persistence.tables import CalibrationRun, ProbeRun, ScoreJob, utcnow
 from judge.services.access import check_readable, readable_owners
 from judge.services.jobs import JobService
+from judge.services.shared_reads import SharedReads
 from judge.services.submission import Admission, Intake, Persisted, submit_and_wait
 
 log = logging.getLogger(__name__)
@@ -51,21 +52,21 @@ class RunFollower:
     def __init__(self, database: Database, kinds: Mapping[str, RunKind]) -> None:
         self.database = database
         self.kinds = dict(kinds)
-        self._seen: dict[str, str] = {}
+        # the jobs of a round finish together: they share one read of their batch's kind
+        self._kinds = SharedReads(self._read_kind, limit=_MAX_REMEMBERED)
+
+    async def _read_kind(self, batch_id: str) -> str | None:
+        async with self.database.session() as session:
+            batch = await repo.get_batch(session, batch_id)
+        return None if batch is None else batch.kind
 
     async def after_batch_job(self, job: ScoreJob) -> None:
         batch_id = job.batch_id or ""
-        known = self._seen.get(batch_id)
-        if known is not None and known not in self.kinds:
+        if await self._kinds.get(batch_id) not in self.kinds:
             return
         async with self.database.session() as session:
             batch = await repo.get_batch(session, batch_id)
             if batch is None:
-                return
-            if len(self._seen) > _MAX_REMEMBERED:
-                self._seen.clear()
-            self._seen[batch_id] = batch.kind
-            if batch.kind not in self.kinds:
                 return
             progress = await repo.batch_progress(session, batch)
         if progress.done:

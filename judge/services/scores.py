@@ -71,7 +71,7 @@ class ScoreService:
             replayed_jobs=lambda job_id: [job_id],  # a score's id is its job's
         )
         # the row as just stored when the job finished in this process, else read it
-        job = submitted.finished.get(submitted.id) or await self.jobs.get_job(submitted.id)
+        job = submitted.finished.get(submitted.id) or await self.jobs.read_job(submitted.id)
         if job is None:  # only if the database lost it
             raise ScoreNotFound(submitted.id)
         return score_view(job)
@@ -80,7 +80,7 @@ class ScoreService:
         return score_view(await self._readable(who, job_id))
 
     async def _readable(self, who: Principal, job_id: str) -> ScoreJob:
-        job = await self.jobs.get_job(job_id)
+        job = await self.jobs.read_job(job_id)
         if job is None:
             raise ScoreNotFound(job_id)
         check_readable(who, job.owner_key_id, ScoreNotFound(job_id))

@@ -24,6 +24,7 @@ from judge.loop_thread import LoopThread
 from judge.redis_client import redis_client
 from judge.runtime.composition import ServiceRuntime, build_runtime
 from judge.runtime.economy import economy_forever
+from judge.runtime.gc_pauses import freeze_startup_objects
 from judge.runtime.job_retry import JobRetryPolicy
 from judge.runtime.notify import publish_done
 from judge.runtime.run_gauges import RunGaugeCollector
@@ -170,6 +171,7 @@ def _start_runtime(**_: Any) -> None:
         log.info(
             "worker metrics on http://%s:%d/metrics", runtime.settings.worker.metrics_host, port
         )
+    freeze_startup_objects()  # a worker process lives as long as it serves
 
 
 @worker_shutdown.connect  # type: ignore[untyped-decorator]

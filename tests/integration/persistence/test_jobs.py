@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy import literal, select, update
+from sqlmodel import col
 
 from judge.domain.result import CallRecord
 from judge.persistence import jobs as repo
@@ -98,8 +98,12 @@ def test_a_batch_and_its_progress_are_read_together(
                 session, jobs[1].id, result_json="{}", calls=calls, ratings_by_model={}
             )
             await repo.fail_job(session, jobs[2].id, "x")
-        found = await database.read(lambda session: repo.batch_with_progress(session, batch.id))
-        missing = await database.read(lambda session: repo.batch_with_progress(session, "0" * 32))
+        found = repo.batch_and_progress(
+            await database.read_row(repo.batch_with_progress_query(batch.id))
+        )
+        missing = repo.batch_and_progress(
+            await database.read_row(repo.batch_with_progress_query("0" * 32))
+        )
         return found, missing
 
     found, missing = _with_database(_url(backend, tmp_path, request), body)
@@ -125,9 +129,66 @@ def test_a_status_read_does_not_wait_for_the_jobs_connections(
                 await held.enter_async_context(database.engine.connect())
             assert pool.checkedout() == pool.size() + pool._max_overflow
 
-            async def one(session: AsyncSession) -> int:
-                return int((await session.execute(text("SELECT 1"))).scalar_one())
-
-            return await asyncio.wait_for(database.read(one), timeout=10)
+            row = await asyncio.wait_for(database.read_row(select(literal(1))), timeout=10)
+            assert row is not None
+            return int(row[0])
 
     assert _with_database(_url(backend, tmp_path, request), body) == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_status_read_answers_during_a_write_and_sees_only_what_was_committed(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A job's result written but not yet committed (the writer's lock held): the status read
+    answers with the committed progress, and sees the result once it is committed."""
+
+    async def body(database: Database) -> tuple[int, int]:
+        batch = Batch(
+            id=uuid.uuid4().hex, rubric_id="epitome", rubric_version="1", rubric_hash="h",
+            panel_name="p", total=1,
+        )  # fmt: skip
+        job = _job(batch.id, 0)
+        await repo.insert_skipping_refused(database, [batch], [job])
+        query = repo.batch_with_progress_query(batch.id)
+        async with database.session() as session:
+            await repo.claim_job(session, job.id, lease_s=60, max_attempts=5)
+        async with database.engine.connect() as writer:
+            await writer.execute(
+                update(ScoreJob).where(col(ScoreJob.id) == job.id).values(status="completed")
+            )
+            during = repo.batch_and_progress(
+                await asyncio.wait_for(database.read_row(query), timeout=10)
+            )
+            await writer.commit()
+        after = repo.batch_and_progress(await database.read_row(query))
+        assert during is not None
+        assert after is not None
+        return during[1].completed, after[1].completed
+
+    assert _with_database(_url(backend, tmp_path, request), body) == (0, 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_job_read_apart_from_the_jobs_pool_is_the_row_as_last_committed(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """What a score's answer and ``GET /v1/scores/{id}`` read: the finished job, with its
+    result, right after the finishing transaction committed; nothing for an unknown id."""
+
+    async def body(database: Database) -> tuple[Any, Any]:
+        job = _job()
+        await repo.insert_skipping_refused(database, [], [job])
+        async with database.session() as session:
+            await repo.claim_job(session, job.id, lease_s=60, max_attempts=5)
+            await repo.finish_job(
+                session, job.id, result_json='{"ok": 1}', calls=[], ratings_by_model={}
+            )
+        found = await database.read_row(repo.job_query(job.id))
+        missing = await database.read_row(repo.job_query("0" * 32))
+        return found, missing
+
+    found, missing = _with_database(_url(backend, tmp_path, request), body)
+    assert missing is None
+    assert found is not None
+    assert (found[0].status, found[0].result_json) == ("completed", '{"ok": 1}')
