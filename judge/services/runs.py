@@ -132,16 +132,35 @@ class BatchRuns(Generic[View]):
         True when this call stored it."""
         raise NotImplementedError
 
+    @functools.cached_property
+    def _finalizing(self) -> set[str]:
+        """The runs whose report this process is computing now."""
+        return set()
+
+    async def finalize_once(self, run_id: str) -> None:
+        """``finalize``, unless this process is already at it for the run. The last jobs of a
+        batch finish together, each telling the follower, and the sweep comes by while a
+        large report takes seconds to compute: only one computation can store the report,
+        the others would repeat it for nothing (another process may still compute it too;
+        storing stays once, by :func:`judge.persistence.runs.complete`)."""
+        if run_id in self._finalizing:
+            return
+        self._finalizing.add(run_id)
+        try:
+            await self.finalize(run_id)
+        finally:
+            self._finalizing.discard(run_id)
+
     async def finalize_batch(self, batch_id: str) -> None:
         run_id = await runs.run_of_batch(self.jobs.database, self.table, batch_id)
         if run_id is not None:
-            await self.finalize(run_id)
+            await self.finalize_once(run_id)
 
     async def finalize_unreported(self, *, grace_s: float) -> int:
         before = utcnow() - timedelta(seconds=grace_s)
         found = await runs.unreported(self.jobs.database, self.table, finished_before=before)
         for run_id in found:
-            await self.finalize(run_id)
+            await self.finalize_once(run_id)
         return len(found)
 
     async def shown(self, who: Principal, run: Any) -> View:

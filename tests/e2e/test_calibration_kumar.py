@@ -579,7 +579,7 @@ def test_judge_calibrate_url_submits_to_the_server(
 ) -> None:
     """``judge calibrate --url``: the same files through the running API and worker."""
     folder = shared_data / KUMAR / "epitome"
-    done = stack.judge(
+    done = stack.invoke(
         "calibrate", "--url", stack.base_url, "--rubric", "epitome", "--panel", PANEL,
         "--id", "sp_id,rp_id", "--text", str(folder / "gemini_ratings.csv"),
         *(str(folder / f"{e}_ratings.csv") for e in EXPERTS), "--format", "json",

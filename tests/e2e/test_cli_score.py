@@ -1,5 +1,7 @@
-"""``judge score`` and ``judge demo`` as a user runs them: a subprocess with no configuration and
-no provider key, so the simulated default panel (and its simulator subprocess) is used."""
+"""``judge score`` and ``judge demo`` as a user runs them: no configuration and no provider key,
+so the simulated default panel (and its simulator subprocess) is used. The first test starts
+``judge`` as a process; the others run the command in this process (``invoke_judge``: the
+same environment, working directory, output and exit status, without a process's start)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 import pytest
 
 from judge.sample_conversations import SAMPLES, load_sample
-from tests.fixtures.cli import run_judge
+from tests.fixtures.cli import invoke_judge, run_judge
 
 pytestmark = pytest.mark.integration
 
@@ -93,7 +95,7 @@ def test_score_json_has_the_result_shape(tmp_path: Path) -> None:
 def test_score_rejects_an_item_that_does_not_fit_the_rubric(tmp_path: Path) -> None:
     sample = tmp_path / "dyadic.json"
     sample.write_text(json.dumps(load_sample("reddit_style_post.json")), encoding="utf-8")
-    done = run_judge("score", "--rubric", "rescue-family", str(sample), cwd=tmp_path)
+    done = invoke_judge("score", "--rubric", "rescue-family", str(sample), cwd=tmp_path)
     assert done.returncode == 2
     assert done.stdout == ""
     assert "Traceback" not in done.stderr
@@ -104,7 +106,7 @@ def test_score_rejects_an_item_that_does_not_fit_the_rubric(tmp_path: Path) -> N
 
 
 def test_demo_scores_every_bundled_sample_with_simulated_judges(tmp_path: Path) -> None:
-    done = run_judge("demo", cwd=tmp_path)
+    done = invoke_judge("demo", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "No LLM provider is configured: the judges below are the bundled simulator" in out
@@ -132,22 +134,22 @@ def test_score_uses_the_service_composition_the_call_cache_included(tmp_path: Pa
     fresh.mkdir()
     with SimulatorProcess(SimulatorOptions(latency_ms=1, jitter_ms=0)) as simulator:
         url = {"JUDGE_SIMULATOR__URL": simulator.base_url}
-        uncached = run_judge("score", "--rubric", "epitome", str(sample), cwd=fresh, extra=url)
+        uncached = invoke_judge("score", "--rubric", "epitome", str(sample), cwd=fresh, extra=url)
         assert uncached.returncode == 0, uncached.stderr
         assert "scoring without the call cache" in uncached.stderr
         assert list(fresh.iterdir()) == []
-        assert run_judge("db", "upgrade", cwd=tmp_path).returncode == 0
+        assert invoke_judge("db", "upgrade", cwd=tmp_path).returncode == 0
 
         def calls() -> int:
             return sum(model["calls"] for model in simulator.stats()["models"].values())
 
         simulator.reset_stats()
-        first = run_judge("score", "--rubric", "epitome", str(sample), cwd=tmp_path, extra=url)
+        first = invoke_judge("score", "--rubric", "epitome", str(sample), cwd=tmp_path, extra=url)
         assert first.returncode == 0, first.stderr
         assert "call cache" not in first.stderr
         made = calls()
         assert made == 3  # one call per judge of the simulated panel
-        second = run_judge("score", "--rubric", "epitome", str(sample), cwd=tmp_path, extra=url)
+        second = invoke_judge("score", "--rubric", "epitome", str(sample), cwd=tmp_path, extra=url)
         assert second.returncode == 0, second.stderr
         assert calls() == made  # every judgment came from the cache
 
@@ -168,7 +170,9 @@ def test_score_rejects_a_bad_line_and_scores_the_others(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
-    done = run_judge("score", "--rubric", "epitome", str(source), "--format", "json", cwd=tmp_path)
+    done = invoke_judge(
+        "score", "--rubric", "epitome", str(source), "--format", "json", cwd=tmp_path
+    )
     assert done.returncode == 2, done.stderr
     assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == ["good-1", "good-2"]
     errors = [line for line in done.stderr.splitlines() if line.startswith("error: ")]

@@ -1,5 +1,5 @@
-"""The attacks of issue 23 on the evidence gate, end to end through ``judge calibrate`` (a
-subprocess on a fresh SQLite or PostgreSQL database), none of which may earn ``trusted``:
+"""The attacks of issue 23 on the evidence gate, end to end through ``judge calibrate`` (run in
+this process, on a fresh SQLite or PostgreSQL database), none of which may earn ``trusted``:
 
 1. *Repeated evidence*: 12 conversations, each submitted 5 times under other ids (60 items),
    labelled by two distinct experts and judged by an oracle panel.
@@ -34,7 +34,7 @@ from judge.rubrics import RubricRegistry
 from judge.services.panels import panel_spec, resolve_panel
 from judge.settings import load_settings
 from judge.simulator import SimulatorOptions, SimulatorProcess
-from tests.fixtures.cli import run_judge
+from tests.fixtures.cli import invoke_judge
 from tests.fixtures.stacks import migrate
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -131,7 +131,7 @@ def run_calibrate(
     labels.write_text("".join(json.dumps(it) + "\n" for it in items), encoding="utf-8")
 
     def judge(*args: str) -> subprocess.CompletedProcess[str]:
-        return run_judge(*args, cwd=tmp_path, extra=extra, timeout=500)
+        return invoke_judge(*args, cwd=tmp_path, extra=extra)
 
     migrate(database_url)
     return judge("calibrate", "--rubric", RUBRIC.id, "--format", "json", str(labels))

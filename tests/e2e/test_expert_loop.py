@@ -1,7 +1,8 @@
 """The expert loop with plain files, as a user runs it: ``judge labels export``, experts fill
 the template, ``judge labels import`` names every bad cell by file:line:column, ``judge
 calibrate --from-labels`` stores a calibration (SQLite and PostgreSQL); and ``judge demo
---loop`` ends in trusted flags that say SIMULATED."""
+--loop`` ends in trusted flags that say SIMULATED. The round trip runs each command in this
+process (``invoke_judge``); ``judge demo --loop`` runs as a process."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from judge.bench.workload import synthetic_items, to_jsonl
-from tests.fixtures.cli import calibrate_round, run_judge
+from tests.fixtures.cli import calibrate_round, invoke_judge, run_judge
 from tests.fixtures.stacks import BACKENDS, query
 
 pytestmark = pytest.mark.integration
@@ -40,7 +41,7 @@ def test_plain_file_round_trip_with_bad_cells(
     items = tmp_path / "items.jsonl"
     items.write_bytes(to_jsonl(synthetic_items(N_ITEMS, tag="round")))
     round_dir = tmp_path / "round"
-    exported = run_judge(
+    exported = invoke_judge(
         "labels",
         "export",
         "--rubric",
@@ -59,20 +60,22 @@ def test_plain_file_round_trip_with_bad_cells(
     ben = round_dir / "labels" / "ben.csv"
     _fill(ben, "ben", [good[0], ("round-1", "2,five,1"), ("round-99", "1,1,1"), *good[2:]])
 
-    checked = run_judge("labels", "import", str(round_dir), cwd=tmp_path)
+    checked = invoke_judge("labels", "import", str(round_dir), cwd=tmp_path)
     assert checked.returncode == 2
     assert f"error: {ben}:3:4: interpretations: 'five': must be an integer" in checked.stderr
     assert f"error: {ben}:4:1: task_id 'round-99' is not a task of this round" in checked.stderr
     assert "2 bad cells" in checked.stdout
 
     database = {"JUDGE_DATABASE_URL": _database(backend, tmp_path, request)}
-    assert run_judge("db", "upgrade", cwd=tmp_path, extra=database).returncode == 0
-    refused = run_judge("calibrate", "--from-labels", str(round_dir), cwd=tmp_path, extra=database)
+    assert invoke_judge("db", "upgrade", cwd=tmp_path, extra=database).returncode == 0
+    refused = invoke_judge(
+        "calibrate", "--from-labels", str(round_dir), cwd=tmp_path, extra=database
+    )
     assert refused.returncode == 2
     assert f"{ben}:3:4" in refused.stderr
 
     out = tmp_path / "labelled.jsonl"
-    skipped = run_judge(
+    skipped = invoke_judge(
         "labels", "import", str(round_dir), "--skip-bad", "-o", str(out), cwd=tmp_path
     )
     assert skipped.returncode == 0, skipped.stderr

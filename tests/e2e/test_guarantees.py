@@ -118,7 +118,7 @@ def test_calibrate_score_and_escalate_through_the_api_and_the_cli(
                 ]
                 expert[dim] = rating
             out.write(json.dumps({"id": it["id"], "item": it, "labels": {"e1": expert}}) + "\n")
-    done = stack.judge("calibrate", "--rubric", "epitome", "--url", stack.base_url, str(labels))
+    done = stack.invoke("calibrate", "--rubric", "epitome", "--url", stack.base_url, str(labels))
     assert done.returncode == 0, done.stderr
     assert "Guarantees" in done.stdout
     for dim in DIMS:
@@ -151,16 +151,16 @@ def test_calibrate_score_and_escalate_through_the_api_and_the_cli(
     assert missing.status_code == 404
     assert missing.headers["content-type"].startswith("application/problem+json")
 
-    shown = stack.judge("batch", "escalations", batch_id, "--url", stack.base_url)
+    shown = stack.invoke("batch", "escalations", batch_id, "--url", stack.base_url)
     assert shown.returncode == 0, shown.stderr
     assert f"{len(escalated)} of {len(after)} completed items need a person" in shown.stdout
     fits(shown.stdout)
-    as_json = stack.judge(
+    as_json = stack.invoke(
         "batch", "escalations", batch_id, "--url", stack.base_url, "--format", "json"
     )
     assert json.loads(as_json.stdout) == listed
 
-    table = stack.judge("batch", "results", batch_id, "--url", stack.base_url, "--format", "table")
+    table = stack.invoke("batch", "results", batch_id, "--url", stack.base_url, "--format", "table")
     assert table.returncode == 0, table.stderr
     assert "escalate: human" in table.stdout
     assert "[0-2] 90%" in table.stdout or "[0-1] 90%" in table.stdout
@@ -168,7 +168,7 @@ def test_calibrate_score_and_escalate_through_the_api_and_the_cli(
 
     one = tmp_path / "one.json"
     one.write_text(json.dumps(fresh[0]), encoding="utf-8")
-    scored = stack.judge("score", "--rubric", "epitome", str(one))
+    scored = stack.invoke("score", "--rubric", "epitome", str(one))
     assert scored.returncode == 0, scored.stderr
     assert "90%" in scored.stdout
     assert "guarantee: agreement >= 0.8" in scored.stdout

@@ -399,7 +399,7 @@ def test_a_loopback_server_without_required_keys_still_checks_the_keys_it_is_sen
     scorer = stack.create_key("scorer-only", "score", cli=True)
     assert full.startswith("ej_")
     assert scorer != full
-    listed = stack.judge("keys", "list", "--format", "json")
+    listed = stack.invoke("keys", "list", "--format", "json")
     assert listed.returncode == 0
     assert full not in listed.stdout
     assert {k["name"] for k in json.loads(listed.stdout)} >= {"pipeline", "scorer-only"}
@@ -442,7 +442,7 @@ def test_a_loopback_server_without_required_keys_still_checks_the_keys_it_is_sen
     assert batch.status_code == 202, batch.text
     assert client.get("/health").status_code == 200  # liveness needs no key
 
-    revoked = stack.judge("keys", "revoke", scorer[:10])
+    revoked = stack.invoke("keys", "revoke", scorer[:10])
     assert revoked.returncode == 0, revoked.stderr
     deadline = time.monotonic() + 15  # key lookups are cached for api.key_cache_s (5 s)
     while client.get("/v1/rubrics", headers=as_scorer).status_code != 401:
@@ -480,7 +480,7 @@ def test_batch_cli_submit_wait_status_results(sqlite_stack: ServiceStack, tmp_pa
     source.write_bytes(jsonl(rows))
     out = tmp_path / "out.jsonl"
     url = ["--url", stack.base_url]
-    done = stack.judge(
+    done = stack.invoke(
         "batch", "submit", str(source), "--rubric", "epitome", *url, "--wait", "-o", str(out),
         "--interval", "0.2",
     )  # fmt: skip
@@ -494,20 +494,20 @@ def test_batch_cli_submit_wait_status_results(sqlite_stack: ServiceStack, tmp_pa
     assert {r["status"] for r in written} == {"completed"}
     assert written[2]["metadata"]["note"] == f"a{SEPARATORS}b"
 
-    status = stack.judge("batch", "status", batch_id, *url, "--format", "json")
+    status = stack.invoke("batch", "status", batch_id, *url, "--format", "json")
     assert status.returncode == 0, status.stderr
     data = json.loads(status.stdout)
     assert (data["status"], data["completed"], data["total"]) == ("completed", n, n)
-    text = stack.judge("batch", "status", batch_id, *url)
+    text = stack.invoke("batch", "status", batch_id, *url)
     assert f"{n}/{n} completed" in text.stdout
 
     again = tmp_path / "again.jsonl"
-    fetched = stack.judge("batch", "results", batch_id, *url, "-o", str(again))
+    fetched = stack.invoke("batch", "results", batch_id, *url, "-o", str(again))
     assert fetched.returncode == 0, fetched.stderr
     assert again.read_text() == out.read_text()
-    to_stdout = stack.judge("batch", "results", batch_id, *url)
+    to_stdout = stack.invoke("batch", "results", batch_id, *url)
     assert to_stdout.stdout == out.read_text()
 
-    missing = stack.judge("batch", "status", "0" * 32, *url)
+    missing = stack.invoke("batch", "status", "0" * 32, *url)
     assert missing.returncode != 0
     assert "HTTP 404" in missing.stderr

@@ -159,7 +159,7 @@ def test_one_keys_calibration_never_moves_another_keys_flags_unless_an_admin_sha
     assert [tuple(row) for row in decisions] == [(True, admin_id), (False, admin_id)]
 
     # the operator shares from the command line (recorded without a key)
-    shared_here = stack.judge("calibrate", "share", noise_run)
+    shared_here = stack.invoke("calibrate", "share", noise_run)
     assert shared_here.returncode == 0, shared_here.stderr
     assert client.get(f"/v1/calibrations/{noise_run}", headers=victim).status_code == 200
     recorded = query(
@@ -179,6 +179,6 @@ def test_sharing_refuses_bad_and_unknown_run_ids(service_stack: ServiceStack, me
         assert got.headers["content-type"].startswith(PROBLEM)
         assert got.json()["field"] == ("id" if status == 404 else "path.run_id")
     if method == "PUT":  # and from the command line
-        missing = stack.judge("calibrate", "share", "0" * 32)
+        missing = stack.invoke("calibrate", "share", "0" * 32)
         assert missing.returncode == 2, missing.stdout
         assert "0" * 32 in missing.stderr

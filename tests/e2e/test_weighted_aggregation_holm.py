@@ -8,6 +8,7 @@ copies the consensus 95% of the time and two 25% (else a random level), on
 8 conversations only (too few units for the comparison). The run's report decides
 "weighting helps" by the refit bootstrap's p-values with Holm across the two evaluated
 dimensions, and a panel with ``aggregation: weighted`` then scores with flags of its own.
+The commands run in this process (``invoke_judge``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 import yaml
 
 from judge.simulator import SimulatorOptions, SimulatorProcess
-from tests.fixtures.cli import run_judge
+from tests.fixtures.cli import invoke_judge
 from tests.fixtures.stacks import migrate
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
@@ -118,7 +119,7 @@ def judge_cli(
     }
 
     def judge(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return run_judge(*args, cwd=tmp_path, extra=extra, stdin=stdin, timeout=500)
+        return invoke_judge(*args, cwd=tmp_path, extra=extra, stdin=stdin)
 
     migrate(database_url)
     return judge

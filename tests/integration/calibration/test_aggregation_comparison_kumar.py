@@ -89,7 +89,7 @@ def comparisons(stack: ServiceStack, runs: dict[str, dict[str, Any]]) -> dict[st
     """``judge calibrate compare-aggregation RUN --url``: the CLI through the API route."""
     out = {}
     for rubric, view in runs.items():
-        done = stack.judge(
+        done = stack.invoke(
             "calibrate", "compare-aggregation", view["id"], "--url", stack.base_url,
             "--format", "json",
         )  # fmt: skip
@@ -170,7 +170,7 @@ def test_cli_table_and_the_api_route_agree(
     ).json()
     assert other["dimensions"]["interpretations"]["repeats"] == 3
     assert other["dimensions"]["interpretations"]["holm"]["dimensions"] == 3
-    table = stack.judge("calibrate", "compare-aggregation", run_id, "--url", stack.base_url)
+    table = stack.invoke("calibrate", "compare-aggregation", run_id, "--url", stack.base_url)
     assert table.returncode == 0, table.stderr
     assert "SIMULATED JUDGES" in table.stdout
     for dim_id in comparisons["epitome"]["dimensions"]:
@@ -236,7 +236,7 @@ def test_plan_through_the_cli_and_the_api(
     kumar: KumarData,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    done = stack.judge(
+    done = stack.invoke(
         "calibrate", "plan", "--rubric", "lend-an-ear", "--panel", AUTO,
         "--target-ci-lower", "0.58", "--url", stack.base_url, "--format", "json",
     )  # fmt: skip
@@ -245,7 +245,7 @@ def test_plan_through_the_cli_and_the_api(
     report = runs["lend-an-ear"]["report"]["dimensions"]
     assert plan["simulated"] is True
     assert plan["assurance"] == 0.8
-    stricter = stack.judge(
+    stricter = stack.invoke(
         "calibrate", "plan", "--rubric", "lend-an-ear", "--panel", AUTO, "--assurance", "0.9",
         "--target-ci-lower", "0.58", "--url", stack.base_url, "--format", "json",
     )  # fmt: skip
@@ -268,7 +268,7 @@ def test_plan_through_the_cli_and_the_api(
             assert dim["items_total"] is None  # never a point projection
             assert at_90[dim_id]["status"] == "unreachable_at_assurance"
     print(f"\nplan statuses at 0.8: {sorted(statuses)}")
-    out_of_range = stack.judge(
+    out_of_range = stack.invoke(
         "calibrate", "plan", "--rubric", "lend-an-ear", "--assurance", "0.3", "--url",
         stack.base_url,
     )  # fmt: skip
@@ -305,7 +305,7 @@ def test_plan_through_the_cli_and_the_api(
     results = tmp_path / "pool.jsonl"
     results.write_text(stack.client.get(f"/v1/batches/{batch['id']}/results").text)
     out = tmp_path / "proposal.jsonl"
-    cli = stack.judge(
+    cli = stack.invoke(
         "calibrate", "plan", "--rubric", "lend-an-ear", "--panel", AUTO, "--pool", str(results),
         "--budget", "12", "--out", str(out), "--url", stack.base_url,
     )  # fmt: skip
@@ -315,6 +315,6 @@ def test_plan_through_the_cli_and_the_api(
     written = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(written) == 12
     assert all(line["rubric"]["id"] == "lend-an-ear" for line in written)
-    bad = stack.judge("calibrate", "plan", "--rubric", "lend-an-ear", "--pool", str(results))
+    bad = stack.invoke("calibrate", "plan", "--rubric", "lend-an-ear", "--pool", str(results))
     assert bad.returncode == 2
     assert "--pool and --budget go together" in bad.stderr

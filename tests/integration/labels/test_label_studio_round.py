@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from judge.sample_conversations import load_sample
-from tests.fixtures.cli import JUDGE, calibrate_round, judge_env, run_judge
+from tests.fixtures.cli import JUDGE, calibrate_round, invoke_judge, judge_env
 from tests.fixtures.label_studio import ADMIN, LabelStudioServer, choice
 
 # a first start migrates Label Studio's empty database: minutes on a busy machine
@@ -78,7 +78,7 @@ def _annotate(server: LabelStudioServer, project: int) -> None:
 def _export(tmp_path: Path) -> Path:
     round_dir = tmp_path / "round"
     items = _items(tmp_path / "items.jsonl")
-    done = run_judge(
+    done = invoke_judge(
         "labels",
         "export",
         "--rubric",
@@ -95,19 +95,19 @@ def _export(tmp_path: Path) -> Path:
 def test_push_annotate_pull_calibrate(label_studio: LabelStudioServer, tmp_path: Path) -> None:
     ls_env = {"LABEL_STUDIO_TOKEN": label_studio.token}
     round_dir = _export(tmp_path)
-    pushed = run_judge(
+    pushed = invoke_judge(
         "labels", "push", str(round_dir), "--to", label_studio.url, cwd=tmp_path, extra=ls_env
     )
     assert pushed.returncode == 0, pushed.stderr
     assert "created: 3 tasks imported, 0 already there" in pushed.stdout
     project = json.loads((round_dir / "label-studio" / "project.json").read_text())["project"]
-    again = run_judge(
+    again = invoke_judge(
         "labels", "push", str(round_dir), "--to", label_studio.url, cwd=tmp_path, extra=ls_env
     )
     assert "updated: 0 tasks imported, 3 already there" in again.stdout, again.stderr
 
     _annotate(label_studio, project)
-    pulled = run_judge("labels", "pull", str(round_dir), cwd=tmp_path, extra=ls_env)
+    pulled = invoke_judge("labels", "pull", str(round_dir), cwd=tmp_path, extra=ls_env)
     assert pulled.returncode == 0, pulled.stderr
     assert f"3 labelled tasks, 0 bad cells; 2 annotators: {ADMIN}, {EXPERT_B}" in pulled.stdout
     # three checkpoints of one session: one independent unit, so no interval
@@ -128,16 +128,16 @@ def test_push_annotate_pull_calibrate(label_studio: LabelStudioServer, tmp_path:
     }
     assert first[EXPERT_B]["focus_intensity"] == 4
 
-    hidden = run_judge(
+    hidden = invoke_judge(
         "labels", "pull", str(round_dir), "--pseudonymise", cwd=tmp_path, extra=ls_env
     )
     assert hidden.returncode == 0, hidden.stderr
     assert "2 annotators: expert-" in hidden.stdout
     assert ADMIN not in (round_dir / "labels" / "label-studio.jsonl").read_text()
-    run_judge("labels", "pull", str(round_dir), cwd=tmp_path, extra=ls_env)
+    invoke_judge("labels", "pull", str(round_dir), cwd=tmp_path, extra=ls_env)
 
     database = {"JUDGE_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'judge.db'}"}
-    assert run_judge("db", "upgrade", cwd=tmp_path, extra=database).returncode == 0
+    assert invoke_judge("db", "upgrade", cwd=tmp_path, extra=database).returncode == 0
     report = calibrate_round(round_dir, tmp_path, database)["report"]
     assert report["rubric"]["id"] == "rescue-couple"
     assert report["n_items"] == len(CHECKPOINTS)
@@ -162,7 +162,7 @@ def test_pull_follow_keeps_the_labels_in_sync(
 ) -> None:
     ls_env = {"LABEL_STUDIO_TOKEN": label_studio.token}
     round_dir = _export(tmp_path)
-    pushed = run_judge(
+    pushed = invoke_judge(
         "labels",
         "push",
         str(round_dir),

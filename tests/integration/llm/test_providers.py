@@ -14,7 +14,6 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,6 +33,7 @@ from judge.panel.run import Panel, score_item
 from judge.rubrics import RubricRegistry
 from judge.services.panels import simulator_api_base
 from judge.simulator import SimulatorOptions, SimulatorProcess
+from tests.fixtures.cli import invoke_with_env
 
 pytestmark = [
     pytest.mark.integration,
@@ -345,16 +345,8 @@ def run_score(
         "SIM_KEY": "sim-key",
     }
     args = ["score", "--rubric", "epitome", "--panel", panel, "--format", "json", "-"]
-    return subprocess.run(
-        [sys.executable, "-m", "judge", *args],
-        input=json.dumps(POST),
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=180,
-        check=False,
-    )
+    # in this process: `judge score` starts as a process in tests/e2e/test_cli_score.py
+    return invoke_with_env(args, env=env, cwd=tmp_path, stdin=json.dumps(POST))
 
 
 def panel_of(sim: SimulatorProcess, *models: str) -> dict[str, Any]:
