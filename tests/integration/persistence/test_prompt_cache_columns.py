@@ -48,7 +48,8 @@ def test_cached_prompt_tokens_are_stored_per_call(
                 await repo.finish_job(
                     session, job.id, result_json="{}", calls=calls, ratings_by_model={}
                 )
-            return await database.read(lambda session: repo.job_calls(session, job.id))
+            async with database.session() as session:
+                return await repo.job_calls(session, job.id)
         finally:
             await database.dispose()
 
