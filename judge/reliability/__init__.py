@@ -145,6 +145,7 @@ from judge.reliability._prevalence_trust import (
     ac2_reasons,
     ac2_versus_experts,
 )
+from judge.reliability._ranked_refit import RankedDesign, ranked_design
 from judge.reliability._resample import bootstrap_ratio_ci
 from judge.reliability._rescue_chance import (
     ChanceCorrectedRecall,
@@ -200,6 +201,7 @@ __all__ = [
     "SINGLE_EXPERT_CONFIDENCE",
     "TRUST_CONFIDENCE",
     "AggregationDesign",
+    "RankedDesign",
     "AssurancePlan",
     "CascadeCost",
     "CascadeStep",
@@ -232,6 +234,7 @@ __all__ = [
     "ac2_versus_experts",
     "accuracy",
     "aggregation_design",
+    "ranked_design",
     "agreement_for_gate",
     "agreement_within",
     "binary_prf",
