@@ -30,8 +30,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judge.reliability._missing import is_missing
-from judge.reliability._rescue_chance import candidate_keys
 from judge.reliability._resample import group_codes, n_groups
+from judge.reliability._rescue_chance import candidate_keys
 from judge.reliability._segment_sums import column_sums
 
 FloatArray = NDArray[np.float64]
@@ -105,7 +105,9 @@ def ranked_design(
         if len(row) != judges:
             raise ValueError("every item needs one ranking (or None) per judge")
         labels = list(cands)
-        codes = [key_index.setdefault(key, len(key_index)) for key in candidate_keys(labels, shared)]
+        codes = [
+            key_index.setdefault(key, len(key_index)) for key in candidate_keys(labels, shared)
+        ]
         for ranking in row:
             for label in [] if ranking is None else ranking[:k]:
                 if label not in labels:

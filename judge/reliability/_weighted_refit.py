@@ -224,7 +224,9 @@ def _agreement(d: Design | RankedDesign, answers: FloatArray, item_w: FloatArray
 
 def _judge_scores(d: Design | RankedDesign, item_w: FloatArray) -> FloatArray:
     """Each judge's own statistic against gold (resamples x judges): the weights' basis."""
-    return ranked_judge_scores(d, item_w) if isinstance(d, RankedDesign) else _judge_kappas(d, item_w)
+    return (
+        ranked_judge_scores(d, item_w) if isinstance(d, RankedDesign) else _judge_kappas(d, item_w)
+    )
 
 
 def _slots(d: Design | RankedDesign) -> int:

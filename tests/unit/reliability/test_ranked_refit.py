@@ -198,12 +198,13 @@ def test_a_clearly_better_judge_is_found_and_exchangeable_ones_are_not() -> None
             order.insert(0, g)
         return order[:2]
 
-    good = [[judge(c, g, 0.95), judge(c, g, 0.0), judge(c, g, 0.0)] for c, g in zip(cands, gold)]
+    pairs = list(zip(cands, gold, strict=True))
+    good = [[judge(c, g, 0.95), judge(c, g, 0.0), judge(c, g, 0.0)] for c, g in pairs]
     d = ranked_design(good, gold, cands, k=2, shared={"Couple"})
     result = compare_weighted(d, n_resamples=200, repeats=2, seed=1)
     assert result.difference > 0.2
     assert result.p_value < 0.025
-    same = [[judge(c, g, 0.5) for _ in range(3)] for c, g in zip(cands, gold, strict=True)]
+    same = [[judge(c, g, 0.5) for _ in range(3)] for c, g in pairs]
     d = ranked_design(same, gold, cands, k=2, shared={"Couple"})
     result = compare_weighted(d, n_resamples=200, repeats=2, seed=2)
     assert result.p_value > 0.025
