@@ -14,9 +14,12 @@ step-down correction at one-sided 2.5% decides (:func:`apply_holm`): ``weighting
 Holm's rejection. ``REFIT_RESAMPLES`` resamples and ``REFIT_REPEATS`` splits per resample
 keep the report's cost within about 1.5x of the equal-only report (evidence/TRUST.md, phase 4).
 
-Ranked scales (weighted Borda) have no refit test: their cross-validated estimates are
-reported with the paired bootstrap CI over fixed fitted weights (which overstates the
-evidence), and ``weighting_helps`` stays None (``auto`` stays equal there).
+Ranked scales (weighted Borda, :func:`judge.reliability.ranked_design`) take the same test:
+each aggregate's first choice (a tie for first place split evenly) is scored by the ranked
+report's statistic, chance-corrected Recall@1 with the chance from the column's own first
+choices (on a scale of fixed labels that is Cohen's kappa of the first choices), the judges'
+weights by the same statistic, and the weights refit in every resample (evidence/TRUST.md
+section 8b). No single-expert (like-for-like) bound is measured there.
 """
 
 from __future__ import annotations
