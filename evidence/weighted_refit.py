@@ -90,6 +90,10 @@ SETTINGS: dict[str, tuple[Callable[[np.random.Generator, int], Design | RankedDe
         lambda rng, n: ranked_calibration(rng, n, (0.9, 0.3)),
         100,
     ),
+    "ranked power: judges 75% and 50%, n=100": (
+        lambda rng, n: ranked_calibration(rng, n, (0.75, 0.5)),
+        100,
+    ),
 }
 
 

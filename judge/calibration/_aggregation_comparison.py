@@ -15,7 +15,8 @@ Holm's rejection. ``REFIT_RESAMPLES`` resamples and ``REFIT_REPEATS`` splits per
 keep the report's cost within about 1.5x of the equal-only report (evidence/TRUST.md, phase 4).
 
 Ranked scales (weighted Borda, :func:`judge.reliability.ranked_design`) take the same test:
-each aggregate's first choice (a tie for first place split evenly) is scored by the ranked
+each aggregate's first choice (a Borda tie goes to the tied labels with the most first places,
+then splits evenly) is scored by the ranked
 report's statistic, chance-corrected Recall@1 with the chance from the column's own first
 choices (on a scale of fixed labels that is Cohen's kappa of the first choices), the judges'
 weights by the same statistic, and the weights refit in every resample (evidence/TRUST.md
@@ -80,8 +81,8 @@ RANKED_NOTE = (
     "weights fit on the other folds only; agreement (chance-corrected Recall@1 of the "
     "weighted Borda first choice, chance from the column's own first choices) measured on "
     "held-out items; the bootstrap refits the weights in every resample of units (groups when "
-    "items carry one); tied first places split evenly; decided by Holm across the rubric's "
-    "dimensions"
+    "items carry one); a Borda tie goes to the most first places, then splits evenly; decided "
+    "by Holm across the rubric's dimensions"
 )
 
 

@@ -13,9 +13,16 @@ the item's candidates, a shared label by id). With the same candidates on every 
 ranked scale of fixed labels) this is Cohen's kappa of the first choices, the metric of such
 a scale: ``mean(chance_i) = sum_c p_column(c) p_gold(c)``.
 
-Ties. A Borda tie for first place is split evenly among the tied labels (a tied item is
-``1 / #tied`` right and spreads its first choice evenly over the habit), for the equal and the
-weighted aggregate alike: neither wins from a tie rule. An item whose answering judges all
+Ties. A Borda tie for first place goes to the tied labels with the most first places (the
+judges' weights summed: a count for the equal aggregate), and what still ties is split evenly
+(a tied item is ``1 / #tied`` right and spreads its first choice evenly over the habit), for
+the equal and the weighted aggregate alike: neither wins from a tie rule. The first-place step
+matters: two judges ranking ``[x, y]`` and ``[z, y]`` tie x, y and z at 2 points each, and an
+even three-way split credits y, which no judge put first; any unequal weights pick one judge's
+first choice instead, so with the split alone two exchangeable judges' weighted aggregate beat
+the equal one by 0.022 (chance-corrected Recall@1, 20,000 simulated items) from tie-breaking,
+not reliability. (The service's own Borda breaks ties by label order; the refit test does not
+use it.) An item whose answering judges all
 weigh zero takes the equal Borda count, as :func:`judge.panel.aggregate.weighted_aggregate`
 does. The habit (``q``) is re-estimated in every bootstrap resample and every fold, like the
 weights, for the judges' own scores (their weights) and for both aggregates.
@@ -138,19 +145,34 @@ def ranked_design(
 
 def ranked_answers(d: RankedDesign, weights: FloatArray) -> FloatArray:
     """Each item's first choice as a distribution over its slots, per row of ``weights``
-    (resamples x judges): the weighted Borda winner, a tie split evenly; an item whose
+    (resamples x judges): the weighted Borda winner; a tie goes to the tied labels with the
+    most (weighted) first places, and a tie that remains is split evenly; an item whose
     answering judges all weigh zero takes the equal count."""
     answered = (d.first >= 0).astype(np.float64)  # judges x items
-    points = np.zeros((weights.shape[0], d.n_items, d.points.shape[2]), dtype=np.float64)
+    shape = (weights.shape[0], d.n_items, d.points.shape[2])
+    points, firsts = np.zeros(shape, dtype=np.float64), np.zeros(shape, dtype=np.float64)
     voting = np.zeros((weights.shape[0], d.n_items), dtype=np.float64)
+    given = np.flatnonzero(d.first.ravel() >= 0)  # flat (judge, item) with a first choice
+    first_place = np.zeros((d.n_judges, d.n_items, d.points.shape[2]), dtype=np.float64)
+    first_place[given // d.n_items, given % d.n_items, d.first.ravel()[given]] = 1.0
     for j in range(d.n_judges):  # a few judges: no matrix product (BLAS threads contend)
         points += weights[:, j, None, None] * d.points[j][None]
+        firsts += weights[:, j, None, None] * first_place[j][None]
         voting += weights[:, j, None] * answered[j][None]
-    points = np.where((voting > 0)[:, :, None], points, d.points.sum(axis=0)[None])
-    top = points.max(axis=2, keepdims=True)
-    winners = (points >= top - _TIE * np.maximum(1.0, top)) & (top > 0)
+    fallback = (voting <= 0)[:, :, None]
+    points = np.where(fallback, d.points.sum(axis=0)[None], points)
+    firsts = np.where(fallback, first_place.sum(axis=0)[None], firsts)
+    winners = _top(points) & (points.max(axis=2, keepdims=True) > 0)
+    winners &= _top(np.where(winners, firsts, -1.0))  # then the most first places
     count = winners.sum(axis=2, keepdims=True)
     out: FloatArray = np.where(count > 0, winners / np.maximum(count, 1), 0.0)
+    return out
+
+
+def _top(values: FloatArray) -> BoolArray:
+    """Where ``values`` reach their maximum over the last axis (within rounding)."""
+    top = values.max(axis=2, keepdims=True)
+    out: BoolArray = values >= top - _TIE * np.maximum(1.0, np.abs(top))
     return out
 
 

@@ -34,6 +34,10 @@ def test_borda_ties_split_evenly_and_weights_decide() -> None:
     assert equal[1].tolist() == [1.0, 0.0, 0.0]
     heavy = ranked_answers(d, np.array([[0.2, 1.0]]))[0]
     assert heavy[0].tolist() == [0.0, 1.0, 0.0]
+    # x, y and z tie at 2 points; y, which no judge put first, drops out, x and z split
+    three = ranked_design([[["x", "y"], ["z", "y"]]], ["x"], [["x", "y", "z"]], k=2)
+    assert ranked_answers(three, np.ones((1, 2)))[0, 0].tolist() == [0.5, 0.0, 0.5]
+    assert ranked_answers(three, np.array([[1.0, 0.9]]))[0, 0].tolist() == [1.0, 0.0, 0.0]
     # both answering judges weigh zero: the equal count, as the service does
     assert ranked_answers(d, np.zeros((1, 2)))[0].tolist() == equal.tolist()
 
@@ -131,6 +135,10 @@ def _slow_borda(rankings: list[Ranking], weights: list[float]) -> dict[Hashable,
             points[label] = points.get(label, 0.0) + w * (2 - position)
     top = max(points.values(), default=0.0)
     tied = [lb for lb, p in points.items() if p >= top - 1e-12 * max(1.0, top)] if top > 0 else []
+    firsts = {lb: sum(w for r, w in zip(rankings, weights, strict=True) if r and r[0] == lb)
+              for lb in tied}  # fmt: skip
+    most = max(firsts.values(), default=0.0)
+    tied = [lb for lb in tied if firsts[lb] >= most - 1e-12 * max(1.0, most)]
     return {lb: 1 / len(tied) for lb in tied}
 
 
