@@ -94,6 +94,7 @@ SETTINGS: dict[str, tuple[Callable[[np.random.Generator, int], Design | RankedDe
         lambda rng, n: ranked_calibration(rng, n, (0.75, 0.5)),
         100,
     ),
+    "ranked 2 clients + Couple, 2 judges, n=400": (ranked_calibration, 400),
 }
 
 
