@@ -14,9 +14,13 @@ step-down correction at one-sided 2.5% decides (:func:`apply_holm`): ``weighting
 Holm's rejection. ``REFIT_RESAMPLES`` resamples and ``REFIT_REPEATS`` splits per resample
 keep the report's cost within about 1.5x of the equal-only report (evidence/TRUST.md, phase 4).
 
-Ranked scales (weighted Borda) have no refit test: their cross-validated estimates are
-reported with the paired bootstrap CI over fixed fitted weights (which overstates the
-evidence), and ``weighting_helps`` stays None (``auto`` stays equal there).
+Ranked scales (weighted Borda, :func:`judge.reliability.ranked_design`) take the same test:
+each aggregate's first choice (a Borda tie goes to the tied labels with the most first places,
+then splits evenly) is scored by the ranked
+report's statistic, chance-corrected Recall@1 with the chance from the column's own first
+choices (on a scale of fixed labels that is Cohen's kappa of the first choices), the judges'
+weights by the same statistic, and the weights refit in every resample (evidence/TRUST.md
+section 8b). No single-expert (like-for-like) bound is measured there.
 """
 
 from __future__ import annotations
@@ -47,22 +51,16 @@ from judge.domain.calibration_report import (
 )
 from judge.domain.report_model import Interval
 from judge.domain.rubric import Dimension, RankedScale, Tolerance
-from judge.panel.aggregate import weighted_aggregate
 from judge.reliability import (
     ALPHA,
     SINGLE_EXPERT_CONFIDENCE,
     AggregationDesign,
-    ResampledStatistic,
+    RankedDesign,
     aggregation_design,
     compare_weighted,
-    fold_assignments,
     holm,
-    kappa_statistic,
-    label_codes,
     marginal_chances,
-    ordinal_codes,
-    paired_comparison,
-    ratio_statistic,
+    ranked_design,
 )
 
 DEFAULT_FOLDS = 2
@@ -74,17 +72,17 @@ ESTIMATE_REPEATS = 10
 #: smallest p, 1/1001, still clears Holm's first threshold (0.025 / m) for up to 25 dimensions
 REFIT_RESAMPLES = 1000
 DEFAULT_REPEATS = REFIT_REPEATS
-#: ranked scales keep the fixed-weights comparison, averaged over more splits
-RANKED_REPEATS = 10
 NOTE = (
     "weights fit on the other folds only; agreement measured on held-out items; the "
     "bootstrap refits the weights in every resample of units (groups when items carry "
     "one); tied votes split evenly; decided by Holm across the rubric's dimensions"
 )
 RANKED_NOTE = (
-    "weights fit on the other folds only; agreement measured on held-out items; ranked "
-    "scale: the difference's CI is a paired bootstrap over fixed fitted weights (no refit "
-    "test), so weighting is not decided here"
+    "weights fit on the other folds only; agreement (chance-corrected Recall@1 of the "
+    "weighted Borda first choice, chance from the column's own first choices) measured on "
+    "held-out items; the bootstrap refits the weights in every resample of units (groups when "
+    "items carry one); a Borda tie goes to the most first places, then splits evenly; decided "
+    "by Holm across the rubric's dimensions"
 )
 
 
@@ -132,45 +130,6 @@ def judge_agreement(
         return sum(num) / total if total else None
     value = agreement(dim, [pred[i] for i in keep], [gold[i] for i in keep])
     return value if math.isfinite(value) else None
-
-
-def _statistics(
-    dim: Dimension, columns: list[list[Any]], gold: list[Any], items: Sequence[ScoredItem]
-) -> list[ResampledStatistic]:
-    """One resampled statistic per prediction column, all against ``gold`` on one scale."""
-    if participant_labels(dim):
-        return [ratio_statistic(*_hits(dim, col, gold, items)) for col in columns]
-    if dim.scale.type == "ordinal":
-        codes, k = ordinal_codes([*columns, gold], levels(dim))
-        weights: Any = "quadratic"
-    else:
-        codes, k = label_codes([[top1(v) for v in col] for col in [*columns, gold]])
-        weights = None
-    *pred_codes, gold_codes = codes
-    return [kappa_statistic(c, gold_codes, k, weights) for c in pred_codes]
-
-
-def _weighted_column(
-    dim: Dimension,
-    items: Sequence[ScoredItem],
-    judges: list[str],
-    tolerance: Tolerance,
-    weights: dict[str, float] | None,
-    equal: list[Any],
-    test: Sequence[int],
-    out: list[Any],
-) -> None:
-    for i in test:
-        it = items[i]
-        if weights is None:
-            out[i] = equal[i]  # a fold whose weights could not be fit: equal aggregation
-            continue
-        models = [m for m in judges if it.judges.get(m, {}).get(dim.id) is not None]
-        ratings = [it.judges[m][dim.id] for m in models]
-        agg = weighted_aggregate(
-            dim, ratings, [weights[m] for m in models], tolerance, it.participants
-        )
-        out[i] = agg.score
 
 
 class ComparisonStopped(Exception):
@@ -232,6 +191,31 @@ def _design(
     )
 
 
+def _ranked_design(
+    dim: Dimension,
+    items: Sequence[ScoredItem],
+    gold: Sequence[Any],
+    judges: list[str],
+    groups: Sequence[Hashable | None],
+) -> RankedDesign:
+    """The refit test's rankings of a ranked scale: each judge's top-k list per item, the
+    consensus's first choice, the item's candidates; the scale's fixed labels and its group
+    label mean the same on every item, participants count by their position."""
+    scale = dim.scale
+    assert isinstance(scale, RankedScale)
+    shared = [label.id for label in scale.labels]
+    if scale.group_label:
+        shared.append(scale.group_label)
+    return ranked_design(
+        [[it.judges.get(m, {}).get(dim.id) or None for m in judges] for it in items],
+        [top1(g) for g in gold],
+        [scale.label_ids(it.participants) for it in items],
+        k=scale.k,
+        shared=shared,
+        groups=groups,
+    )
+
+
 def compare_aggregation(
     dim: Dimension,
     items: Sequence[ScoredItem],
@@ -266,7 +250,7 @@ def compare_aggregation(
             weight_method=WEIGHT_METHOD,
             weights=reliability_weights(full, judges),
             folds=folds,
-            repeats=RANKED_REPEATS if ranked else repeats,
+            repeats=repeats,
             seed=seed,
             resamples=resamples,
             n=len(kept),
@@ -286,11 +270,13 @@ def compare_aggregation(
             raise ComparisonStopped
 
     between()
-    if ranked:
-        outcome = _ranked(dim, kept, gold_kept, judges, tolerance, folds, seed, resamples)
-        return comparison(**outcome)
+    design = (
+        _ranked_design(dim, kept, gold_kept, judges, groups)
+        if ranked
+        else _design(dim, kept, gold_kept, judges, groups)
+    )
     result = compare_weighted(
-        _design(dim, kept, gold_kept, judges, groups),
+        design,
         folds=folds,
         repeats=repeats,
         n_resamples=resamples,
@@ -356,62 +342,6 @@ def apply_holm(comparisons: Mapping[str, AggregationComparison]) -> None:
             + ")"
         )
         reached = reached and rejected[i]
-
-
-def _ranked(
-    dim: Dimension,
-    kept: list[ScoredItem],
-    gold_kept: list[Any],
-    judges: list[str],
-    tolerance: Tolerance,
-    folds: int,
-    seed: int,
-    resamples: int,
-) -> dict[str, Any]:
-    """A ranked scale's cross-validated estimates with the fixed-weights paired bootstrap CI;
-    weighting is not decided (no refit test for weighted Borda)."""
-    equal = [it.aggregate[dim.id] for it in kept]
-    groups = [it.resampling_group for it in kept]
-    weighted_columns: list[list[Any]] = []
-    for assignment in fold_assignments(
-        groups, len(kept), folds=folds, repeats=RANKED_REPEATS, seed=seed
-    ):
-        column: list[Any] = [None] * len(kept)
-        for fold in range(folds):
-            train = [i for i in range(len(kept)) if assignment[i] != fold]
-            test = [i for i in range(len(kept)) if assignment[i] == fold]
-            train_items = [kept[i] for i in train]
-            fitted = {
-                m: judge_agreement(
-                    dim,
-                    [it.judges.get(m, {}).get(dim.id) for it in train_items],
-                    [gold_kept[i] for i in train],
-                    train_items,
-                )
-                for m in judges
-            }
-            weights = reliability_weights(fitted, judges)
-            _weighted_column(dim, kept, judges, tolerance, weights, equal, test, column)
-        weighted_columns.append(column)
-    equal_stat, *weighted_stats = _statistics(dim, [equal, *weighted_columns], gold_kept, kept)
-    result = paired_comparison(
-        equal_stat, weighted_stats, n=len(kept), groups=groups, n_resamples=resamples, seed=seed
-    )
-    return {
-        "evaluated": True,
-        "equal": AgreementEstimate(
-            agreement=finite(result.baseline), ci95=_ci(result.baseline_ci95)
-        ),
-        "weighted": AgreementEstimate(
-            agreement=finite(result.candidate), ci95=_ci(result.candidate_ci95)
-        ),
-        "difference": DifferenceEstimate(
-            estimate=(finite(result.difference) or 0.0) + 0.0, ci95=_ci(result.difference_ci95)
-        ),
-        "weighting_helps": None,
-        "why": "ranked scale: no test that refits the weights (weighted Borda), so weighting "
-        "is not decided",
-    }
 
 
 def _ci(pair: tuple[float, float]) -> Interval:

@@ -450,7 +450,8 @@ def dimension_report(
 def weighted_evidence(comparison: AggregationComparison) -> WeightedEvidence | None:
     """The weighted aggregate's own evidence for its flag: its cross-validated agreement
     with the refit-inclusive interval, and its like-for-like agreement with that one's lower
-    bound (None without the refit test: ranked scales, too few units, a single judge)."""
+    bound (None without the refit test: too few units, a single judge; a ranked scale has no
+    like-for-like bound)."""
     if comparison.p_value is None or comparison.weighted is None:
         return None
     single = comparison.weighted_like_for_like

@@ -71,7 +71,8 @@ def print_comparison(data: dict[str, Any]) -> None:
         "Agreement is measured only on items the weights were not fit on; the bootstrap refits "
         "the weights in every resample, and a tied vote is split evenly. A gain counts only "
         "when the one-sided p-value passes Holm's correction across the rubric's dimensions "
-        "(2.5% family-wise); ranked scales are not decided. `aggregation: auto` switches a "
+        "(2.5% family-wise); ranked scales score the weighted Borda first choice. "
+        "`aggregation: auto` switches a "
         "dimension to weighted only then, and only once its calibration passes the evidence gate."
     )
 

@@ -35,12 +35,13 @@ FLOOR_WITHIN_MC_ERROR = "lower_bound_within_monte_carlo_error_of_floor"
 #: a run stored before the like-for-like trust test (it cannot vouch)
 TRUST_TEST_MISSING = "like_for_like_not_evaluated"
 #: a reliability-weighted score whose applicable calibration did not measure the weighted
-#: aggregate (ranked scales, too few units, runs stored before issue 23's phase 4)
+#: aggregate (too few units, a single judge, runs stored before issue 23's phase 4)
 WEIGHTED_NOT_CALIBRATED = "weighted_score_not_calibrated"
 #: the weighted aggregate's like-for-like lower bound (its mean kappa against single
 #: experts, one-sided 95%, refit-inclusive) is below the line
 WEIGHTED_BELOW_LINE = "weighted_lower_bound_below_line"
-#: a run stored before the weighted aggregate's like-for-like bound (it cannot vouch)
+#: a run stored before the weighted aggregate's like-for-like bound, or a ranked scale (no
+#: single-expert bound there): it cannot vouch
 WEIGHTED_TRUST_MISSING = "weighted_like_for_like_not_evaluated"
 #: the metric of a ranked scale of the session's participants (no pooled kappa, no trust test)
 CHANCE_RECALL_AT_1 = "chance_corrected_recall_at_1"
@@ -64,7 +65,7 @@ class Calibration(FlagEvidence):
             del fields["guarantee"]
         if fields["labels"] is None:  # only nominal and ranked scales have per-label figures
             del fields["labels"]
-        if fields["weighted"] is None:  # ranked scales and runs before issue 23's phase 4
+        if fields["weighted"] is None:  # not measured, and runs before issue 23's phase 4
             del fields["weighted"]
         return FlagEvidence(**fields)
 

@@ -40,7 +40,8 @@ FLAG_REASONS: dict[str, str] = {
     "of the weighted aggregate's agreement with single experts (weights refit in every "
     "resample) is below the line.",
     "weighted_like_for_like_not_evaluated": "The score is reliability-weighted, and the "
-    "calibration was stored before the weighted aggregate's like-for-like bound existed.",
+    "calibration has no like-for-like bound for the weighted aggregate (stored before it "
+    "existed, or a ranked scale, where it is not measured).",
     "input_contains_instructions": "The conversation contains text addressed to the judges.",
     "judge_unstable": "A judge's repeated samples disagree with each other.",
     "length_sensitive": "A verbosity probe found ratings rise with reply length.",

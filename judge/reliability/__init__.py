@@ -145,6 +145,7 @@ from judge.reliability._prevalence_trust import (
     ac2_reasons,
     ac2_versus_experts,
 )
+from judge.reliability._ranked_refit import RankedDesign, ranked_design
 from judge.reliability._resample import bootstrap_ratio_ci
 from judge.reliability._rescue_chance import (
     ChanceCorrectedRecall,
@@ -220,6 +221,7 @@ __all__ = [
     "PanelFeatures",
     "Prevalence",
     "ProjectionCheck",
+    "RankedDesign",
     "ResampledStatistic",
     "SelectiveThreshold",
     "ThresholdStep",
@@ -294,6 +296,7 @@ __all__ = [
     "projected_lower",
     "projection_check",
     "quantile_mc_interval",
+    "ranked_design",
     "ratio_statistic",
     "recall_at_1",
     "route",

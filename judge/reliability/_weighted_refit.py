@@ -36,7 +36,14 @@ from numpy.typing import NDArray
 
 from judge.reliability._kappa import Weights
 from judge.reliability._paired import kappa_from_counts, weight_matrix
+from judge.reliability._ranked_refit import (
+    RankedDesign,
+    ranked_answers,
+    ranked_judge_scores,
+    ranked_score,
+)
 from judge.reliability._resample import group_codes, group_draws, n_groups
+from judge.reliability._segment_sums import column_sums
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -165,27 +172,13 @@ def _answers(d: Design, weights: FloatArray) -> FloatArray:
     return out
 
 
-def _column_sums(weights: FloatArray, codes: IntArray, size: int) -> FloatArray:
-    """``out[..., c] = sum of weights[..., i] over items i with codes[i] == c`` (codes < 0
-    left out), by sorted segments (no matrix product: BLAS threads contend on a busy host)."""
-    keep = np.flatnonzero(codes >= 0)
-    order = keep[np.argsort(codes[keep], kind="stable")]
-    out = np.zeros((*weights.shape[:-1], size), dtype=np.float64)
-    if order.size == 0:
-        return out
-    sorted_codes = codes[order]
-    starts = np.flatnonzero(np.r_[True, sorted_codes[1:] != sorted_codes[:-1]])
-    out[..., sorted_codes[starts]] = np.add.reduceat(weights[..., order], starts, axis=-1)
-    return out
-
-
 def _kappa(
     d: Design, answers: FloatArray, item_weights: FloatArray, gold: IntArray | None = None
 ) -> FloatArray:
     """Kappa of the answer distributions against gold (or another column of reference codes,
     -1 = none), per resample (item multiplicities)."""
     weighted = (item_weights[:, :, None] * answers).transpose(0, 2, 1)  # r x k x n
-    tables = _column_sums(weighted, d.gold if gold is None else gold, d.k)  # r x k x k
+    tables = column_sums(weighted, d.gold if gold is None else gold, d.k)  # r x k x k
     return kappa_from_counts(tables.reshape(len(item_weights), -1), d.k, d.wmat)
 
 
@@ -205,7 +198,7 @@ def _judge_kappas(d: Design, item_weights: FloatArray) -> FloatArray:
     out = np.empty((len(item_weights), judges), dtype=np.float64)
     for j in range(judges):
         codes = np.where(d.judges[:, j] >= 0, d.judges[:, j] * d.k + d.gold, -1)
-        out[:, j] = kappa_from_counts(_column_sums(item_weights, codes, d.k * d.k), d.k, d.wmat)
+        out[:, j] = kappa_from_counts(column_sums(item_weights, codes, d.k * d.k), d.k, d.wmat)
     return out
 
 
@@ -217,8 +210,35 @@ def _fit(kappas: FloatArray) -> FloatArray:
     return np.where(bad[:, None], 1.0, np.nan_to_num(w))
 
 
+def _choices(d: Design | RankedDesign, weights: FloatArray) -> FloatArray:
+    """Each item's aggregate answer per row of ``weights``, a distribution (ties split)."""
+    return ranked_answers(d, weights) if isinstance(d, RankedDesign) else _answers(d, weights)
+
+
+def _agreement(d: Design | RankedDesign, answers: FloatArray, item_w: FloatArray) -> FloatArray:
+    """The scale's statistic of ``answers`` against gold, per resample."""
+    if isinstance(d, RankedDesign):
+        return ranked_score(d, answers, item_w)
+    return _kappa(d, answers, item_w)
+
+
+def _judge_scores(d: Design | RankedDesign, item_w: FloatArray) -> FloatArray:
+    """Each judge's own statistic against gold (resamples x judges): the weights' basis."""
+    return (
+        ranked_judge_scores(d, item_w) if isinstance(d, RankedDesign) else _judge_kappas(d, item_w)
+    )
+
+
+def _slots(d: Design | RankedDesign) -> int:
+    return int(d.points.shape[2]) if isinstance(d, RankedDesign) else d.k
+
+
+def _judge_count(d: Design | RankedDesign) -> int:
+    return d.n_judges if isinstance(d, RankedDesign) else int(d.judges.shape[1])
+
+
 def cv_difference(
-    d: Design,
+    d: Design | RankedDesign,
     unit_draws: FloatArray,
     *,
     folds: int,
@@ -233,21 +253,24 @@ def cv_difference(
     resample the evaluation): the interval that holds weights fixed."""
     r = unit_draws.shape[0]
     item_w = unit_draws[:, d.units]
-    equal = _kappa(d, _answers(d, np.ones((1, d.judges.shape[1]))), item_w)
+    equal = _agreement(d, _choices(d, np.ones((1, _judge_count(d)))), item_w)
     weighted = np.zeros(r, dtype=np.float64)
     single = np.zeros(r, dtype=np.float64)
     for _ in range(repeats):
         shuffled = rng.random((r if refit else 1, d.n_units))
         fold_of_unit = np.argsort(np.argsort(shuffled, axis=1), axis=1) % folds  # rank % folds
-        tables_answers = np.zeros((r, d.gold.size, d.k), dtype=np.float64)
+        tables_answers = np.zeros((r, d.gold.size, _slots(d)), dtype=np.float64)
         for f in range(folds):
             test_items = (fold_of_unit == f)[:, d.units]  # (r or 1) x n
             train_w = (unit_draws if refit else np.ones((1, d.n_units)))[:, d.units] * ~test_items
-            weights = _fit(_judge_kappas(d, train_w))
-            answers = _answers(d, weights)
+            weights = _fit(_judge_scores(d, train_w))
+            answers = _choices(d, weights)
             tables_answers += answers * test_items[:, :, None]
-        weighted += _kappa(d, tables_answers, item_w)
-        single += _single_expert_kappa(d, tables_answers, item_w)
+        weighted += _agreement(d, tables_answers, item_w)
+        if isinstance(d, Design):
+            single += _single_expert_kappa(d, tables_answers, item_w)
+        else:
+            single += np.nan
     weighted /= repeats
     return weighted - equal, equal, single / repeats
 
@@ -295,7 +318,7 @@ def _interval(values: FloatArray) -> tuple[float, float]:
 
 
 def compare_weighted(
-    d: Design,
+    d: Design | RankedDesign,
     *,
     folds: int = 2,
     repeats: int = 5,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import random
 import statistics
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from judge.reliability import (
     ratio_statistic,
     scale_kappa,
 )
-from tests.unit.domain.test_flags import BINARY, NOMINAL, ORDINAL, RANKED
+from tests.unit.domain.test_flags import BINARY, NOMINAL, ORDINAL, RANKED, dim
 
 POLICY = ReliabilityPolicy()
 JUDGES = ["good", "weak", "bad"]
@@ -276,6 +277,75 @@ def test_an_even_split_of_an_ordinal_panel_is_reported_as_a_tie() -> None:
     agreed = aggregate(ORDINAL, [1, 2, 2, 3], Tolerance())
     assert (agreed.score, agreed.tie, agreed.tied_labels) == (2, None, None)
     assert aggregate(ORDINAL, [1, 1, 3, 3], Tolerance()).tied_labels == [1, 3]
+
+
+def _ranked_items(
+    dimension: Any, skills: dict[str, float], n: int, seed: int
+) -> tuple[list[ScoredItem], list[Any]]:
+    """Ranked items of a RESCUE-like scale (participants ``s{i}-a``, ``s{i}-b`` and the group
+    label) or of fixed labels: each judge puts the gold first with its skill, else a random
+    order; the panel's aggregate is the service's Borda count."""
+    rng = random.Random(seed)
+    items, gold = [], []
+    for i in range(n):
+        participants = (f"s{i}-a", f"s{i}-b") if dimension.scale.include_participants else ()
+        candidates = list(dimension.scale.label_ids(participants))
+        g = rng.choice(candidates)
+        judges = {}
+        for model, skill in skills.items():
+            order = rng.sample(candidates, len(candidates))
+            if rng.random() < skill:
+                order.remove(g)
+                order.insert(0, g)
+            judges[model] = {"d": order[: dimension.scale.k]}
+        agg = aggregate(dimension, [j["d"] for j in judges.values()], Tolerance(), participants)
+        items.append(
+            ScoredItem(
+                labels={"e1": {"d": [g]}},
+                judges=judges,
+                aggregate={"d": agg.score},
+                participants=participants,
+            )
+        )
+        gold.append([g])
+    return items, gold
+
+
+COUPLE = dim({"type": "ranked", "k": 2, "include_participants": True, "group_label": "Couple"})
+
+
+@pytest.mark.parametrize("dimension", [RANKED, COUPLE], ids=["fixed labels", "participants"])
+def test_a_ranked_scale_is_decided_by_the_refit_test(dimension: Any) -> None:
+    """Weighted Borda: a dominant judge among two at chance is shown to help (a p-value, the
+    weights refit in every resample); three exchangeable judges are not."""
+    items, gold = _ranked_items(dimension, {"good": 0.95, "weak": 0.0, "bad": 0.0}, 120, 4)
+    out = compare_aggregation(dimension, items, gold, JUDGES, Tolerance(), resamples=300)
+    assert out.evaluated is True
+    assert out.p_value is not None
+    assert out.p_value < 0.025
+    assert out.weighting_helps is True
+    assert out.ties == "split"
+    assert out.weighted is not None
+    assert out.equal is not None
+    assert (out.weighted.agreement or 0) > (out.equal.agreement or 0) + 0.2
+    assert out.weighted_like_for_like is None  # no single-expert columns on ranked scales
+    same, gold = _ranked_items(dimension, dict.fromkeys(JUDGES, 0.5), 120, 5)
+    out = compare_aggregation(dimension, same, gold, JUDGES, Tolerance(), resamples=300)
+    assert out.p_value is not None
+    assert out.p_value > 0.025
+    assert out.weighting_helps is False
+    # a ranked dimension joins the rubric's Holm family
+    family = {"ranked": out, "ordinal": _ordinal_comparison()}
+    apply_holm(family)
+    assert out.holm is not None
+    assert out.holm.dimensions == 2
+
+
+def _ordinal_comparison() -> AggregationComparison:
+    rng = random.Random(6)
+    gold = [rng.randint(1, 5) for _ in range(40)]
+    noisy = {m: [min(5, max(1, g + rng.choice([-1, 0, 1]))) for g in gold] for m in JUDGES}
+    return compare_aggregation(ORDINAL, scored(gold, noisy), gold, JUDGES, Tolerance())
 
 
 def test_holm_across_dimensions_decides_weighting_helps() -> None:

@@ -16,7 +16,7 @@ from evidence import (
 from evidence._ordinal_model import ExpertPanelModel, OrdinalModel
 from evidence.cluster_coverage import SETTINGS, simulate
 from evidence.prevalence_paradox import binary, ordinal
-from evidence.weighted_refit import binary_calibration
+from evidence.weighted_refit import binary_calibration, ranked_calibration
 from judge.reliability import compare_weighted
 from judge.reliability._cluster_kappa import ac2_from_counts
 from judge.reliability._paired import kappa_from_counts, weight_matrix
@@ -63,6 +63,15 @@ def test_weighted_refit_runs_on_a_tied_binary_calibration() -> None:
     d = binary_calibration(np.random.default_rng(2), 60)
     result = compare_weighted(d, n_resamples=30, repeats=1, seed=0)
     assert 0 < result.p_value <= 1
+
+
+def test_weighted_refit_runs_on_a_ranked_calibration() -> None:
+    """RESCUE's shape: two clients and the group label, top-2 lists, a good and a weak judge."""
+    d = ranked_calibration(np.random.default_rng(3), 60, (0.9, 0.3))
+    assert (d.n_items, d.n_judges, d.n_units) == (60, 2, 60)
+    result = compare_weighted(d, n_resamples=30, repeats=1, seed=0)
+    assert 0 < result.p_value <= 1
+    assert np.isnan(result.single_expert)
 
 
 def test_prevalence_trust_boundary_and_one_calibration() -> None:
