@@ -1,7 +1,11 @@
-"""Answers remembered for a few seconds, each loaded once however many ask at the same time.
+"""Answers remembered for a few seconds (or, with ``ttl_s=math.inf``, for good: values that
+never change, such as a batch's mode or kind), each loaded once however many ask at the same
+time.
 
 Without the single flight, every item in flight missed together when an answer expired (64
-items, 64 identical queries: about 1.7 lookups per item over a 1,000-item batch, cProfile).
+items, 64 identical queries: about 1.7 lookups per item over a 1,000-item batch, cProfile);
+the jobs of a round start and finish together, so each read the same batch row (25 reads for
+a 24-job batch run together; one with the memo).
 """
 
 from __future__ import annotations
@@ -9,19 +13,27 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 Key = TypeVar("Key", bound=Hashable)
 Value = TypeVar("Value")
 
 
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    # its awaiters may all have been cancelled: the outcome is still taken, never left unseen
+    if not future.cancelled():
+        future.exception()
+
+
 class TtlMemo(Generic[Key, Value]):
     """``get(key, load)``: the remembered answer while younger than ``ttl_s``, else one
-    ``load()`` shared by every caller waiting for it. :meth:`forget` drops all answers, and
-    a load already under way when it is called is not remembered."""
+    ``load()`` shared by every caller waiting for it; a failed load is not remembered.
+    :meth:`forget` drops all answers, and a load already under way when it is called is not
+    remembered. With ``limit``, the answers are cleared when that many are remembered."""
 
-    def __init__(self, ttl_s: float) -> None:
+    def __init__(self, ttl_s: float, *, limit: int | None = None) -> None:
         self._ttl = ttl_s
+        self._limit = limit
         self._answers: dict[Key, tuple[float, Value]] = {}
         self._loading: dict[Key, asyncio.Future[Value]] = {}
         self._generation = 0
@@ -43,6 +55,7 @@ class TtlMemo(Generic[Key, Value]):
         loading = self._loading.get(key)
         if loading is None:
             loading = loop.create_task(self._load(key, load, self._generation))
+            loading.add_done_callback(_retrieved)
             self._loading[key] = loading
         return await asyncio.shield(loading)
 
@@ -54,5 +67,7 @@ class TtlMemo(Generic[Key, Value]):
             if generation == self._generation:
                 self._loading.pop(key, None)
         if generation == self._generation:
+            if self._limit is not None and len(self._answers) >= self._limit:
+                self._answers.clear()
             self._answers[key] = (started, value)
         return value

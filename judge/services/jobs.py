@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -31,13 +32,13 @@ from judge.persistence import jobs as repo
 from judge.persistence.database import Database
 from judge.persistence.economy import ECONOMY
 from judge.persistence.job_rounds import JobRounds
+from judge.persistence.memo import TtlMemo
 from judge.persistence.tables import Batch, ScoreJob, utcnow
 from judge.rubrics import RubricRegistry
 from judge.services.economy_client import EconomyClient, batch_prices
 from judge.services.idempotency import Submission
 from judge.services.panels import panel_spec, resolve_panel
 from judge.services.scoring import Scorer, validate_for_rubric
-from judge.services.shared_reads import SharedReads
 from judge.settings import Settings
 from judge.tracing import tracer
 
@@ -144,11 +145,11 @@ class JobService:
     #: claim could not be handed back: released (and re-sent) as soon as it answers again
     orphans: set[str] = field(default_factory=set)
     #: batch id -> its mode, read once per batch (a batch's mode never changes)
-    _batch_modes: SharedReads[str, str] = field(init=False)
+    _batch_modes: TtlMemo[str, str] = field(init=False)
     _rounds: JobRounds | None = None
 
     def __post_init__(self) -> None:
-        self._batch_modes = SharedReads(self._read_batch_mode)
+        self._batch_modes = TtlMemo(math.inf, limit=10_000)
 
     @property
     def rounds(self) -> JobRounds:
@@ -444,7 +445,8 @@ class JobService:
         provider batches first (:mod:`judge.services.economy_client`)."""
         if job.batch_id is None:
             return self.scorer
-        mode = await self._batch_modes.get(job.batch_id)
+        batch_id = job.batch_id
+        mode = await self._batch_modes.get(batch_id, lambda: self._read_batch_mode(batch_id))
         if mode != ECONOMY:
             return self.scorer
         client = EconomyClient(

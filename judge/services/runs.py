@@ -8,6 +8,7 @@ import asyncio
 import functools
 import json
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import timedelta
@@ -20,11 +21,11 @@ from judge.errors import NotFound
 from judge.persistence import jobs as repo
 from judge.persistence import listings, runs
 from judge.persistence.database import Database
+from judge.persistence.memo import TtlMemo
 from judge.persistence.runs import RunTable
 from judge.persistence.tables import CalibrationRun, ProbeRun, ScoreJob, utcnow
 from judge.services.access import check_readable, readable_owners
 from judge.services.jobs import JobService
-from judge.services.shared_reads import SharedReads
 from judge.services.submission import Admission, Intake, Persisted, submit_and_wait
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,7 @@ class RunFollower:
         self.database = database
         self.kinds = dict(kinds)
         # the jobs of a round finish together: they share one read of their batch's kind
-        self._kinds = SharedReads(self._read_kind, limit=_MAX_REMEMBERED)
+        self._kinds: TtlMemo[str, str | None] = TtlMemo(math.inf, limit=_MAX_REMEMBERED)
 
     async def _read_kind(self, batch_id: str) -> str | None:
         async with self.database.session() as session:
@@ -62,7 +63,7 @@ class RunFollower:
 
     async def after_batch_job(self, job: ScoreJob) -> None:
         batch_id = job.batch_id or ""
-        if await self._kinds.get(batch_id) not in self.kinds:
+        if await self._kinds.get(batch_id, lambda: self._read_kind(batch_id)) not in self.kinds:
             return
         async with self.database.session() as session:
             batch = await repo.get_batch(session, batch_id)

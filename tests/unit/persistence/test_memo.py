@@ -55,3 +55,37 @@ def test_a_load_under_way_when_forgotten_is_not_remembered() -> None:
         return [await first, await memo.get("k", load)]
 
     assert asyncio.run(run()) == [1, 2]
+
+
+def test_a_failed_load_is_not_remembered() -> None:
+    calls = 0
+
+    async def flaky() -> int:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            raise ConnectionError("database away")
+        return calls
+
+    async def run() -> list[int | str]:
+        memo: TtlMemo[str, int] = TtlMemo(60)
+        outcomes: list[int | str] = []
+        try:
+            outcomes.append(await memo.get("k", flaky))
+        except ConnectionError as exc:
+            outcomes.append(str(exc))
+        outcomes.append(await memo.get("k", flaky))
+        return outcomes
+
+    assert asyncio.run(run()) == ["database away", 2]
+
+
+def test_past_its_limit_the_memory_starts_again() -> None:
+    async def run() -> list[int]:
+        memo: TtlMemo[str, int] = TtlMemo(float("inf"), limit=2)
+        load = Loader()
+        answers = [await memo.get(key, load) for key in ("a", "b", "a", "c", "a")]
+        return [*answers, load.calls]
+
+    # "c" finds two answers remembered: they are cleared, so "a" is loaded again
+    assert asyncio.run(run()) == [1, 2, 1, 3, 4, 4]
