@@ -6,6 +6,7 @@ See ``conftest.py`` for how the processes are started and always stopped.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import time
@@ -82,15 +83,33 @@ def wait_batch(stack: ServiceStack, batch_id: str, timeout: float = 300) -> dict
 
 
 def wait_progress(stack: ServiceStack, batch_id: str, at_least: int) -> dict[str, Any]:
-    """Poll until at least ``at_least`` items are done; the batch must not be finished yet."""
+    """Poll until at least ``at_least`` items are done (or the batch is finished)."""
     deadline = time.monotonic() + 60
     while True:
         status = batch_status(stack, batch_id)
         if status["completed"] >= at_least:
-            assert status["status"] != "completed", f"finished before the disruption: {status}"
             return status
         assert time.monotonic() < deadline, f"no progress: {status}"
         time.sleep(0.02)
+
+
+def submit_in_flight(
+    stack: ServiceStack, tag: str, n: int, at_least: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Submit a batch of ``n`` items and return it with a status seen mid-flight (at least
+    ``at_least`` items done, not finished): the moment a disruption test needs. On a busy
+    machine the test's own polls can stall for a whole batch; such a batch is checked complete
+    and a fresh one submitted, so the disruption always lands on work in flight."""
+    deadline = time.monotonic() + 240
+    for attempt in itertools.count():
+        rows = [item(f"{tag}.{attempt}" if attempt else tag, i) for i in range(n)]
+        batch = submit_batch(stack, jsonl(rows))
+        status = wait_progress(stack, batch["id"], at_least)
+        if status["status"] != "completed":
+            return batch, status
+        assert (status["completed"], status["failed"]) == (n, 0), status
+        assert time.monotonic() < deadline, f"every batch finished before the disruption: {status}"
+    raise AssertionError("unreachable")
 
 
 def results(stack: ServiceStack, batch_id: str) -> list[dict[str, Any]]:
@@ -270,15 +289,17 @@ def test_batch_of_300_items_each_present_once(backend: str, request: pytest.Fixt
 # -- 3. a worker killed mid-batch ----------------------------------------------------------------
 def kill_worker_holding_jobs(stack: ServiceStack, batch_id: str) -> list[str]:
     """SIGKILL the stack's worker at a moment it holds running jobs of ``batch_id``; returns
-    the ids of the jobs it held (frozen as running: nothing else claims them). On a busy
-    machine a worker can sit idle between the outbox's deliveries, so a kill that finds no job
-    running starts a new worker and waits for the next running one."""
+    the ids of the jobs it held (frozen as running: nothing else claims them), or no ids when
+    the batch finished first. On a busy machine a worker can sit idle between the outbox's
+    deliveries, so a kill that finds no job running starts a new worker and waits for the
+    next running one."""
     running = f"SELECT id FROM score_jobs WHERE batch_id = '{batch_id}' AND status = 'running'"
     deadline = time.monotonic() + 120
     while True:
         worker = next(p for p in stack.processes if p.name.startswith("worker") and p.alive)
         while not query(stack.database_url, running):
-            assert batch_status(stack, batch_id)["status"] != "completed", "finished first"
+            if batch_status(stack, batch_id)["status"] == "completed":
+                return []
             assert time.monotonic() < deadline, "no job of the batch ever ran"
             time.sleep(0.01)
         worker.kill()
@@ -299,9 +320,14 @@ def test_worker_killed_mid_batch_every_item_completed_once(sqlite_stack: Service
         "/v1/scores", params={"wait": 60}, json={"rubric": "epitome", "item": item("warm", 0)}
     )
     assert warm.status_code == 200, warm.text
-    batch = submit_batch(stack, jsonl([item("kill", i) for i in range(n)]))
-    before = wait_progress(stack, batch["id"], at_least=20)
-    held = kill_worker_holding_jobs(stack, batch["id"])
+    deadline = time.monotonic() + 240
+    for attempt in itertools.count():
+        batch, before = submit_in_flight(stack, f"kill{attempt}", n, at_least=20)
+        held = kill_worker_holding_jobs(stack, batch["id"])
+        if held:
+            break
+        # the test's polls stalled until the batch was done: it is complete, try another
+        assert time.monotonic() < deadline, "every batch finished before a job could be held"
     killed = time.monotonic()
     stack.start_worker()
     status = wait_batch(stack, batch["id"], timeout=120)
@@ -336,8 +362,7 @@ def test_redis_restart_mid_batch_still_completes(
     workers = {p.pid for p in stack.processes if p.name.startswith("worker") and p.alive}
     assert workers
     n = 150
-    batch = submit_batch(stack, jsonl([item("redis", i) for i in range(n)]))
-    before = wait_progress(stack, batch["id"], at_least=20)
+    batch, before = submit_in_flight(stack, "redis", n, at_least=20)
     private_redis.restart()  # SHUTDOWN NOSAVE: the queue and in-flight messages are gone
     restarted = time.monotonic()
     status = wait_batch(stack, batch["id"], timeout=120)
@@ -348,8 +373,8 @@ def test_redis_restart_mid_batch_still_completes(
     assert_each_item_once(stack, batch["id"], n)
     assert stack.client.get("/ready").json()["checks"] == {"database": "ok", "redis": "ok"}
     for round_ in range(8):
-        batch = submit_batch(stack, jsonl([item(f"redis{round_}", i) for i in range(80)]))
-        wait_progress(stack, batch["id"], at_least=5)  # consuming again since the last restart
+        # consuming again since the last restart, and holding messages of a batch in flight
+        batch, _ = submit_in_flight(stack, f"redis{round_}", 80, at_least=5)
         private_redis.restart()
         status = wait_batch(stack, batch["id"], timeout=120)
         assert (status["completed"], status["failed"]) == (80, 0), (round_, status)
