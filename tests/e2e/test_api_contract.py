@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from playwright.async_api import Page
 
+from tests.fixtures import loopback
 from tests.fixtures.browser import visit
 from tests.fixtures.stacks import (
     ServiceStack,
@@ -71,7 +71,7 @@ def keyed_stack(
 
 
 def _document(stack: ServiceStack) -> dict[str, Any]:
-    document: dict[str, Any] = httpx.get(f"{stack.base_url}/schema/openapi.json").json()
+    document: dict[str, Any] = loopback.get(f"{stack.base_url}/schema/openapi.json").json()
     return document
 
 
@@ -114,7 +114,7 @@ def test_documented_examples_score_as_sent(keyed_stack: tuple[ServiceStack, str]
     assert len(examples) == 3  # dyadic shorthand, multi-party, dyadic with turns
     headers = {"Authorization": f"Bearer {key}"}
     for name, example in examples.items():
-        answer = httpx.post(
+        answer = loopback.post(
             f"{stack.base_url}/v1/scores",
             params={"wait": 60},
             json=example["value"],
@@ -125,7 +125,7 @@ def test_documented_examples_score_as_sent(keyed_stack: tuple[ServiceStack, str]
         assert answer.json()["status"] == "completed", name
     batch = document["paths"]["/v1/batches"]["post"]["requestBody"]["content"]
     sent = next(iter(batch["application/json"]["examples"].values()))["value"]
-    answer = httpx.post(f"{stack.base_url}/v1/batches", json=sent, headers=headers)
+    answer = loopback.post(f"{stack.base_url}/v1/batches", json=sent, headers=headers)
     assert answer.status_code == 202, answer.text
     assert answer.json()["rejected"] == 0, answer.text
 
@@ -166,10 +166,10 @@ def test_every_405_and_options_names_the_allowed_methods(
     for path, methods in _document(stack)["paths"].items():
         url = stack.base_url + path.replace("{", "").replace("}", "")
         documented = {method.upper() for method in methods} | {"OPTIONS"}
-        refused = httpx.request("TRACE", url, headers=headers)
+        refused = loopback.request("TRACE", url, headers=headers)
         assert refused.status_code == 405, path
         assert set(refused.headers["Allow"].replace(" ", "").split(",")) == documented, path
-        options = httpx.options(url, headers=headers)
+        options = loopback.options(url, headers=headers)
         assert set(options.headers["Allow"].replace(" ", "").split(",")) == documented, path
 
 

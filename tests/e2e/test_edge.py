@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.fixtures import loopback
 from tests.fixtures.relay import Relay
 from tests.fixtures.sample_texts import POSTS, RESPONSES
 from tests.fixtures.stacks import (
@@ -109,7 +110,7 @@ def assert_healthy(stack: ServiceStack) -> None:
     deadline = time.monotonic() + 60
     while True:
         with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{stack.base_url}/health", timeout=10).status_code == 200:
+            if loopback.get(f"{stack.base_url}/health", timeout=10).status_code == 200:
                 return
         assert time.monotonic() < deadline, "the server stopped answering /health"
         time.sleep(0.2)
@@ -145,7 +146,7 @@ def test_a_request_at_the_limits_is_served(edge_stack: ServiceStack) -> None:
     """Ninety headers of 300 bytes (27 KB, under the 32 KiB default) are an ordinary
     request."""
     headers = {f"X-Fill-{n}": "c" * 300 for n in range(90)}
-    assert httpx.get(f"{edge_stack.base_url}/health", headers=headers).status_code == 200
+    assert loopback.get(f"{edge_stack.base_url}/health", headers=headers).status_code == 200
 
 
 def test_slow_and_idle_clients_are_cut_off(edge_stack: ServiceStack) -> None:
@@ -270,10 +271,10 @@ def test_a_local_reverse_proxy_does_not_open_a_keyless_loopback_server(
     direct = httpx.Client(base_url=edge_stack.base_url, timeout=30)
     with Relay(edge_stack.base_url) as relay, direct:
         assert direct.get("/v1/rubrics").status_code == 200  # one local user, no key yet
-        relayed = httpx.get(f"{relay.url}/v1/rubrics", timeout=30)
+        relayed = loopback.get(f"{relay.url}/v1/rubrics", timeout=30)
         assert relayed.status_code == 401
         assert "requires an API key" in relayed.json()["detail"]
-        assert httpx.get(f"{relay.url}/health", timeout=30).status_code == 200  # public
+        assert loopback.get(f"{relay.url}/health", timeout=30).status_code == 200  # public
 
         secret = edge_stack.create_key("behind-proxy", "score")
         deadline = time.monotonic() + 15  # the key cache notices the new key within 5 s
@@ -281,5 +282,5 @@ def test_a_local_reverse_proxy_does_not_open_a_keyless_loopback_server(
             assert time.monotonic() < deadline, "keyless requests served although a key exists"
             time.sleep(0.25)
         keyed = {"Authorization": f"Bearer {secret}"}
-        assert httpx.get(f"{relay.url}/v1/rubrics", headers=keyed, timeout=30).status_code == 200
+        assert loopback.get(f"{relay.url}/v1/rubrics", headers=keyed, timeout=30).status_code == 200
         assert direct.get("/v1/rubrics", headers=keyed).status_code == 200

@@ -10,9 +10,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
+from tests.fixtures import loopback
 from tests.fixtures.private_postgres import PrivatePostgres
 from tests.fixtures.relay import Relay
 from tests.fixtures.stacks import ServiceStack, SimulatorProcess, make_stack
@@ -112,7 +112,7 @@ def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_limit(
 
         def via(client: str, secret: str) -> int:
             headers = bearer(secret) | {"X-Test-Client": client}
-            return httpx.get(f"{relay.url}/v1/rubrics", headers=headers, timeout=30).status_code
+            return loopback.get(f"{relay.url}/v1/rubrics", headers=headers, timeout=30).status_code
 
         noisy = [via("198.51.100.1", f"ej_junk-{n}") for n in range(FAILURES_ALLOWED + 1)]
         assert noisy == [401] * FAILURES_ALLOWED + [429]

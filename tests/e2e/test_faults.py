@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from judge.simulator import SimulatorOptions, SimulatorProcess
+from tests.fixtures import loopback
 from tests.fixtures.private_postgres import PrivatePostgres
 from tests.fixtures.sample_texts import POSTS, RESPONSES
 from tests.fixtures.stacks import (
@@ -90,7 +91,7 @@ def items(tag: str) -> bytes:
 
 
 def post_batch(base_url: str, headers: dict[str, str], body: bytes) -> httpx.Response:
-    return httpx.post(
+    return loopback.post(
         f"{base_url}/v1/batches",
         params={"rubric": "epitome"},
         content=body,
@@ -102,7 +103,7 @@ def post_batch(base_url: str, headers: dict[str, str], body: bytes) -> httpx.Res
 def progress(stack: ServiceStack, batch_id: str) -> dict[str, Any] | None:
     """The batch's progress, or None while the API answers 503 (with a Retry-After)."""
     try:
-        got = httpx.get(
+        got = loopback.get(
             f"{stack.base_url}/v1/batches/{batch_id}", headers=stack.headers(), timeout=10
         )
     except httpx.HTTPError:
@@ -170,7 +171,7 @@ def test_postgresql_stopped_mid_batch(
         # routes whose data is in memory keep working (the key's lookup is cached); the
         # others answer 503 with a Retry-After, never a 500
         time.sleep(1.0)
-        rubrics = httpx.get(f"{stack.base_url}/v1/rubrics", headers=stack.headers(), timeout=10)
+        rubrics = loopback.get(f"{stack.base_url}/v1/rubrics", headers=stack.headers(), timeout=10)
         assert rubrics.status_code == 200, rubrics.text
         assert progress(stack, batch_id) is None
         time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - stopped)))

@@ -46,6 +46,7 @@ import httpx
 import pytest
 
 from judge.simulator import SimulatorOptions, SimulatorProcess
+from tests.fixtures import loopback
 from tests.fixtures.prometheus_live import (
     Live,
     alert_left_hand_sides,
@@ -294,7 +295,7 @@ def wait_worker_metrics(worker_metrics_port: int, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
-            if httpx.get(f"http://127.0.0.1:{worker_metrics_port}/metrics").status_code == 200:
+            if loopback.get(f"http://127.0.0.1:{worker_metrics_port}/metrics").status_code == 200:
                 return
         except httpx.HTTPError:
             pass

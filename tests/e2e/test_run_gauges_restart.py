@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from judge.bench.procs import free_port
 from judge.client import JudgeClient
+from tests.fixtures import loopback
 from tests.fixtures.sample_texts import POSTS, RESPONSES
 from tests.fixtures.stacks import DEFAULT_PANEL, ServiceStack
 
@@ -43,7 +44,7 @@ def labelled(n: int) -> dict[str, Any]:
 
 def scrape(url: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
     """name -> sorted label items -> value, for the run gauges of the rubric."""
-    text = httpx.get(url, timeout=30).text
+    text = loopback.get(url, timeout=30).text
     out: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:

@@ -15,6 +15,7 @@ import psutil
 import pytest
 
 from judge.bench.procs import free_port
+from tests.fixtures import loopback
 from tests.fixtures.stacks import child_env
 
 pytestmark = pytest.mark.integration
@@ -41,7 +42,7 @@ def test_judge_serve_leaves_no_simulator_behind(tmp_path: Path, how: signal.Sign
             assert server.poll() is None, "judge serve exited"
             assert time.monotonic() < deadline, "judge serve did not answer /health"
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                if loopback.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
                     break
             except httpx.HTTPError:
                 time.sleep(0.1)

@@ -21,6 +21,7 @@ from playwright.async_api import Page
 
 from tests.e2e.test_html_in_browser import _labelled
 from tests.e2e.test_service import item
+from tests.fixtures import loopback
 from tests.fixtures.axe import axe_source, axe_violations, blocking
 from tests.fixtures.browser import ARTIFACTS, visit
 from tests.fixtures.stacks import ServiceStack, SimulatorProcess, make_stack, sqlite_url
@@ -357,12 +358,12 @@ def test_another_key_sees_none_of_it(viewer_stack: dict[str, Any]) -> None:
             assert text not in body, (path, text)
     assert seen["violations"] == []
     # a wrong key gets the login page again, and no session
-    wrong = httpx.post(f"{stack.base_url}/ui/login", data={"key": "ej_wrong"})
+    wrong = loopback.post(f"{stack.base_url}/ui/login", data={"key": "ej_wrong"})
     assert wrong.status_code == 401
     assert "unknown or revoked" in wrong.text
     assert "set-cookie" not in wrong.headers
     # without a session every page sends the person to the login page
-    anonymous = httpx.get(f"{stack.base_url}/ui/batches/{batch_id}")
+    anonymous = loopback.get(f"{stack.base_url}/ui/batches/{batch_id}")
     assert anonymous.status_code == 303
     assert anonymous.headers["location"] == "/ui/login"
     # the one console error: the browser logging the 404 page it was sent to on purpose

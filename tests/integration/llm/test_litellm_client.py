@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from judge.llm.calls import RetryPolicy
 from judge.llm.client import ChatRequest
 from judge.llm.litellm_client import LiteLLMClient
+from tests.fixtures import loopback
 from tests.fixtures.stacks import ServiceStack, SimulatorProcess, sqlite_url
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
@@ -27,7 +27,7 @@ MESSAGES = [{"role": "user", "content": "Rate this."}]
 
 
 def _stats(simulator: SimulatorProcess, model: str) -> dict[str, Any]:
-    data = httpx.get(simulator.base_url.removesuffix("/v1") + "/_simulator/stats").json()
+    data = loopback.get(simulator.base_url.removesuffix("/v1") + "/_simulator/stats").json()
     stats: dict[str, Any] = data["models"].get(model, {"calls": 0})
     return stats
 

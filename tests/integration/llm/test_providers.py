@@ -19,7 +19,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from judge.domain.item import Item, parse_item
@@ -33,6 +32,7 @@ from judge.panel.run import Panel, score_item
 from judge.rubrics import RubricRegistry
 from judge.services.panels import simulator_api_base
 from judge.simulator import SimulatorOptions, SimulatorProcess
+from tests.fixtures import loopback
 from tests.fixtures.cli import invoke_with_env
 
 pytestmark = [
@@ -287,18 +287,18 @@ def test_the_wire_formats_error_shapes(sim: SimulatorProcess) -> None:
     root = sim.root_url
     body = {"model": "fail429-1", "max_tokens": 10, "messages": [{"role": "user", "content": "x"}]}
     headers = {"x-api-key": "k", "anthropic-version": "2023-06-01"}
-    limited = httpx.post(f"{root}/v1/messages", json=body, headers=headers)
+    limited = loopback.post(f"{root}/v1/messages", json=body, headers=headers)
     assert limited.status_code == 429
     assert limited.headers["retry-after"] == "1"
     assert limited.json()["type"] == "error"
     assert limited.json()["error"]["type"] == "rate_limit_error"
-    assert httpx.post(f"{root}/v1/messages", json=body).status_code == 401  # no key
-    no_version = httpx.post(f"{root}/v1/messages", json=body, headers={"x-api-key": "k"})
+    assert loopback.post(f"{root}/v1/messages", json=body).status_code == 401  # no key
+    no_version = loopback.post(f"{root}/v1/messages", json=body, headers={"x-api-key": "k"})
     assert no_version.status_code == 400
     no_max = {k: v for k, v in body.items() if k != "max_tokens"}
-    missing = httpx.post(f"{root}/v1/messages", json=no_max, headers=headers)
+    missing = loopback.post(f"{root}/v1/messages", json=no_max, headers=headers)
     assert (missing.status_code, missing.json()["error"]["type"]) == (400, "invalid_request_error")
-    overloaded = httpx.post(
+    overloaded = loopback.post(
         f"{root}/v1/messages", json={**body, "model": "overloaded-1"}, headers=headers
     )
     assert (overloaded.status_code, overloaded.json()["error"]["type"]) == (
@@ -308,20 +308,20 @@ def test_the_wire_formats_error_shapes(sim: SimulatorProcess) -> None:
 
     gemini = {"contents": [{"role": "user", "parts": [{"text": "x"}]}]}
     url = f"{root}/v1beta/models/fail429-1@gemini:generateContent"
-    gem_limited = httpx.post(url, json=gemini, headers={"x-goog-api-key": "k"})
+    gem_limited = loopback.post(url, json=gemini, headers={"x-goog-api-key": "k"})
     error = gem_limited.json()["error"]
     assert (gem_limited.status_code, error["status"]) == (429, "RESOURCE_EXHAUSTED")
     assert error["details"] == [
         {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"}
     ]
-    assert httpx.post(url, json=gemini).status_code == 403  # no key
-    keyed = httpx.post(
+    assert loopback.post(url, json=gemini).status_code == 403  # no key
+    keyed = loopback.post(
         f"{root}/v1beta/models/overloaded-1@gemini:generateContent",
         params={"key": "k"},
         json=gemini,
     )
     assert (keyed.status_code, keyed.json()["error"]["status"]) == (503, "UNAVAILABLE")
-    unknown = httpx.post(
+    unknown = loopback.post(
         f"{root}/v1beta/models/gpt-17:generateContent", json=gemini, headers={"x-goog-api-key": "k"}
     )
     assert (unknown.status_code, unknown.json()["error"]["status"]) == (404, "NOT_FOUND")

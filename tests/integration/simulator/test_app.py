@@ -25,6 +25,7 @@ from judge.domain.judgment_schema import (
 from judge.domain.render import render_conversation
 from judge.rubrics import RubricRegistry
 from judge.simulator import SimulatorOptions, SimulatorProcess
+from tests.fixtures import loopback
 
 pytestmark = [
     pytest.mark.integration,
@@ -155,7 +156,9 @@ def ratings_of(contents: list[str]) -> list[dict[str, Any]]:
 
 
 def test_reply_is_an_openai_chat_completion(sim: SimulatorProcess) -> None:
-    response = httpx.post(f"{sim.base_url}/chat/completions", json=chat_body("accurate", ITEMS[0]))
+    response = loopback.post(
+        f"{sim.base_url}/chat/completions", json=chat_body("accurate", ITEMS[0])
+    )
     assert response.status_code == 200
     assert response.headers["x-llm-simulator"] == "empathy-judge"
     data = response.json()
@@ -171,11 +174,11 @@ def test_reply_is_an_openai_chat_completion(sim: SimulatorProcess) -> None:
     usage = data["usage"]
     assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"]
     # Also served without the /v1 prefix, and /v1/models lists the personas.
-    bare = httpx.post(f"{sim.root_url}/chat/completions", json=chat_body("accurate", ITEMS[0]))
+    bare = loopback.post(f"{sim.root_url}/chat/completions", json=chat_body("accurate", ITEMS[0]))
     assert bare.status_code == 200
-    models = httpx.get(f"{sim.base_url}/models").json()
+    models = loopback.get(f"{sim.base_url}/models").json()
     assert {"accurate", "noisy", "lenient", "panel-judge"} <= {m["id"] for m in models["data"]}
-    assert httpx.get(f"{sim.root_url}/health").json()["status"] == "ok"
+    assert loopback.get(f"{sim.root_url}/health").json()["status"] == "ok"
 
 
 def test_accurate_is_deterministic_and_on_scale(sim: SimulatorProcess) -> None:
@@ -259,11 +262,11 @@ def test_alias_switches_persona_without_renaming_the_judge(sim: SimulatorProcess
     after = ratings_of(judge_all(sim, "judge-a"))
     assert after == ratings_of(judge_all(sim, "lenient"))
     assert after != before
-    aliases = httpx.get(f"{sim.root_url}/_simulator/aliases").json()["aliases"]
+    aliases = loopback.get(f"{sim.root_url}/_simulator/aliases").json()["aliases"]
     assert aliases["judge-a"] == "lenient"
     assert aliases["panel-judge"] == "noisy@7"  # from --alias at start-up
     assert ratings_of(judge_all(sim, "panel-judge")) == ratings_of(judge_all(sim, "noisy@7"))
-    bad = httpx.put(f"{sim.root_url}/_simulator/aliases/x", json={"persona": "genius"})
+    bad = loopback.put(f"{sim.root_url}/_simulator/aliases/x", json={"persona": "genius"})
     assert bad.status_code == 400
     assert "persona" in bad.json()["error"]["message"]
 
@@ -301,23 +304,23 @@ def test_usage_is_positive_and_grows_with_the_prompt(sim: SimulatorProcess) -> N
 def test_without_a_schema_the_answer_is_plain_text(sim: SimulatorProcess) -> None:
     body = chat_body("accurate", ITEMS[0])
     del body["response_format"]
-    content = httpx.post(f"{sim.base_url}/chat/completions", json=body).json()["choices"][0]
+    content = loopback.post(f"{sim.base_url}/chat/completions", json=body).json()["choices"][0]
     assert content["message"]["content"].startswith("[simulated accurate judge]")
 
 
 def test_errors_are_openai_shaped(sim: SimulatorProcess) -> None:
     url = f"{sim.base_url}/chat/completions"
-    unknown = httpx.post(url, json=chat_body("gpt-17", ITEMS[0]))
+    unknown = loopback.post(url, json=chat_body("gpt-17", ITEMS[0]))
     assert unknown.status_code == 404
     assert unknown.json()["error"]["code"] == "model_not_found"
     assert unknown.headers["x-llm-simulator"] == "empathy-judge"
-    not_json = httpx.post(url, content=b"{nope", headers={"content-type": "application/json"})
+    not_json = loopback.post(url, content=b"{nope", headers={"content-type": "application/json"})
     assert not_json.status_code == 400
     assert not_json.json()["error"]["type"] == "invalid_request_error"
-    no_messages = httpx.post(url, json={"model": "accurate"})
+    no_messages = loopback.post(url, json={"model": "accurate"})
     assert no_messages.status_code == 400
-    assert httpx.get(url).status_code == 405
-    assert httpx.get(f"{sim.root_url}/nowhere").status_code == 404
+    assert loopback.get(url).status_code == 405
+    assert loopback.get(f"{sim.root_url}/nowhere").status_code == 404
 
 
 # -- replay of recorded annotations ---------------------------------------------------------
